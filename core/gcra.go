@@ -1,0 +1,28 @@
+package core
+
+// stepGCRA is the generic cell rate algorithm: it keeps one number, the theoretical
+// arrival time TAT, and admits cost at now when max(TAT, now) + cost×E - now <= burst×E,
+// where E = period/limit is the emission interval. It decides exactly as the token
+// bucket while time moves forwards. When the clock goes backwards it never mints
+// tokens: it sees fewer tokens than the token bucket would, never more.
+func stepGCRA(s State, p *Policy, now, cost int64, charge bool) (State, Result) {
+	tolerance := p.capacity * p.unit
+	need := cost * p.unit
+	r := Result{Policy: p.name, Limit: p.capacity}
+	queued, far := s.TAT.unitsAhead(now, p.refill, tolerance)
+	if refused := far || queued+need > tolerance; refused || !charge {
+		if refused {
+			r.RetryAfter = s.TAT.waitUntil(now, p.refill, tolerance-need)
+		}
+		r.ResetAfter = s.TAT.waitUntil(now, p.refill, 0)
+		if !far {
+			r.Remaining = (tolerance - queued) / p.unit
+		}
+		return s, r
+	}
+	queued += need
+	r.Allowed = true
+	r.Remaining = (tolerance - queued) / p.unit
+	r.ResetAfter = millis(ceilDiv(queued, p.refill))
+	return State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}, r
+}

@@ -1,0 +1,251 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// ErrClosed is returned by a Store used after Close.
+var ErrClosed = errors.New("memory: store closed")
+
+// Store is the in-memory core.Store. Create it with New and stop it with Close.
+type Store struct {
+	shards   []shard
+	mask     uint64
+	seed     maphash.Seed
+	clock    func() time.Time
+	perShard int // the key cap of one shard
+
+	closed   atomic.Bool
+	stop     chan struct{}
+	finished sync.WaitGroup
+
+	evicted      atomic.Int64 // recovered keys removed by sweeps
+	evictedEarly atomic.Int64 // live keys removed because a shard was full
+}
+
+var _ core.Store = (*Store)(nil)
+
+// New returns a Store and starts its janitor, unless WithSweepInterval(0).
+func New(options ...Option) (*Store, error) {
+	cfg := config{clock: time.Now, maxKeys: DefaultMaxKeys, shards: DefaultShards, sweepInterval: DefaultSweepInterval}
+	for _, option := range options {
+		if err := option(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	n := 1 << bits.Len(uint(cfg.shards-1))
+	s := &Store{
+		shards:   make([]shard, n),
+		mask:     uint64(n - 1),
+		seed:     maphash.MakeSeed(),
+		clock:    cfg.clock,
+		perShard: max(1, (cfg.maxKeys+n-1)/n),
+		stop:     make(chan struct{}),
+	}
+	for i := range s.shards {
+		s.shards[i].entries = make(map[stateKey]*entry)
+	}
+	if cfg.sweepInterval > 0 {
+		s.finished.Add(1)
+		go s.janitor(cfg.sweepInterval)
+	}
+	return s, nil
+}
+
+// MustNew is New for static configuration: it panics on an invalid option.
+func MustNew(options ...Option) *Store {
+	s, err := New(options...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func (s *Store) now() int64 { return s.clock().UnixMilli() }
+
+func (s *Store) shardIndex(key string) int { return int(maphash.String(s.seed, key) & s.mask) }
+
+// Decide applies one request. It allocates nothing when the key already has state.
+func (s *Store) Decide(_ context.Context, req core.Request) (core.Result, error) {
+	if s.closed.Load() {
+		return core.Result{}, ErrClosed
+	}
+	if err := req.Check(); err != nil {
+		return core.Result{}, err
+	}
+	now := s.now()
+	sh := &s.shards[s.shardIndex(req.Key)]
+	sh.mu.Lock()
+	e, evictedLive := sh.lookup(stateKey{req.Policy.ID(), req.Key}, s.perShard, now)
+	next, res := core.StepRequest(e.state, &req, now)
+	if res.Allowed {
+		e.commit(next)
+	}
+	e.settle(now, &res)
+	sh.mu.Unlock()
+	if evictedLive {
+		s.evictedEarly.Add(1)
+	}
+	return res, nil
+}
+
+// maxInlineStack is the stack size DecideStack handles without allocating.
+const maxInlineStack = 8
+
+// DecideStack applies the requests as one all-or-nothing decision. It locks the
+// shards involved in ascending order, so concurrent stacks cannot deadlock.
+func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+	if s.closed.Load() {
+		return false, ErrClosed
+	}
+	if err := core.CheckStack(reqs, results); err != nil {
+		return false, err
+	}
+	var (
+		inlineShards  [maxInlineStack]int
+		inlineEntries [maxInlineStack]*entry
+		inlineNext    [maxInlineStack]core.State
+	)
+	shardIDs, entries, next := inlineShards[:0], inlineEntries[:0], inlineNext[:0]
+	if len(reqs) > maxInlineStack {
+		shardIDs, entries, next = make([]int, 0, len(reqs)), make([]*entry, 0, len(reqs)), make([]core.State, 0, len(reqs))
+	}
+	for i := range reqs {
+		shardIDs = insertSorted(shardIDs, s.shardIndex(reqs[i].Key))
+	}
+	for _, id := range shardIDs {
+		s.shards[id].mu.Lock()
+	}
+	now := s.now()
+	allowed, evictions := true, int64(0)
+	for i := range reqs {
+		e, evictedLive := s.shards[s.shardIndex(reqs[i].Key)].lookup(stateKey{reqs[i].Policy.ID(), reqs[i].Key}, s.perShard, now)
+		if evictedLive {
+			evictions++
+		}
+		entries = append(entries, e)
+		st, res := core.StepRequest(e.state, &reqs[i], now)
+		next, results[i] = append(next, st), res
+		allowed = allowed && res.Allowed
+	}
+	for i, e := range entries {
+		switch {
+		case allowed:
+			e.commit(next[i])
+		case results[i].Allowed:
+			_, results[i] = core.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
+		}
+		e.settle(now, &results[i])
+	}
+	for i := len(shardIDs) - 1; i >= 0; i-- {
+		s.shards[shardIDs[i]].mu.Unlock()
+	}
+	if evictions > 0 {
+		s.evictedEarly.Add(evictions)
+	}
+	return allowed, nil
+}
+
+// insertSorted adds id to the ascending, duplicate-free ids.
+func insertSorted(ids []int, id int) []int {
+	i := 0
+	for i < len(ids) && ids[i] < id {
+		i++
+	}
+	if i < len(ids) && ids[i] == id {
+		return ids
+	}
+	ids = append(ids, 0)
+	copy(ids[i+1:], ids[i:])
+	ids[i] = id
+	return ids
+}
+
+// Release ends a concurrency lease.
+func (s *Store) Release(_ context.Context, req core.Request, lease uint64) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if req.Policy.Algorithm() != core.Concurrency {
+		return fmt.Errorf("memory: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
+	}
+	now := s.now()
+	sh := &s.shards[s.shardIndex(req.Key)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.entries[stateKey{req.Policy.ID(), req.Key}]
+	if e == nil {
+		return nil
+	}
+	e.state = core.ReleaseLease(e.state, lease)
+	e.recovered = now
+	for _, l := range e.state.Leases {
+		e.recovered = max(e.recovered, l.Expires)
+	}
+	return nil
+}
+
+// Sweep evicts every key whose state has recovered and returns how many it evicted.
+// The janitor calls it periodically; tests call it with an injected clock.
+func (s *Store) Sweep() int {
+	now, total := s.now(), 0
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		total += sh.sweep(now)
+		sh.mu.Unlock()
+	}
+	s.evicted.Add(int64(total))
+	return total
+}
+
+func (s *Store) janitor(interval time.Duration) {
+	defer s.finished.Done()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-ticker.C:
+			s.Sweep()
+		}
+	}
+}
+
+// Stats describes the store's contents.
+type Stats struct {
+	Keys         int   // keys held now
+	Evicted      int64 // recovered keys evicted by sweeps
+	EvictedEarly int64 // unrecovered keys evicted because a shard hit the key cap
+}
+
+// Stats counts the keys held and evicted. It locks each shard in turn.
+func (s *Store) Stats() Stats {
+	st := Stats{Evicted: s.evicted.Load(), EvictedEarly: s.evictedEarly.Load()}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		st.Keys += len(sh.entries)
+		sh.mu.Unlock()
+	}
+	return st
+}
+
+// Close stops the janitor. Later calls fail with ErrClosed. Close is idempotent.
+func (s *Store) Close() error {
+	if s.closed.CompareAndSwap(false, true) {
+		close(s.stop)
+		s.finished.Wait()
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package core
+
+// Step applies one request of cost at now (milliseconds since the Unix epoch) to the
+// state of one key under policy p. It is a pure function: it reads no clock, keeps
+// nothing, and returns the new state with the decision. A refused request returns s
+// unchanged, so refusals spend nothing. Every store runs exactly this transition
+// (the Redis store as Lua); the conformance suite holds them to it.
+//
+// For a concurrency policy the new lease gets the given ID. The caller must have
+// checked the cost with Policy.CheckCost; Step refuses a cost it can never admit.
+func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
+	return step(s, p, now, cost, lease, true)
+}
+
+// Peek is what Step would report without spending anything: Allowed is always false,
+// RetryAfter is zero when Step would admit the request, and Remaining and ResetAfter
+// describe the state as it is. A stack that is refused reports its admitting
+// policies this way, and the returned state equals s (apart from expired
+// concurrency leases it drops).
+func Peek(s State, p *Policy, now, cost int64) (State, Result) {
+	return step(s, p, now, cost, 0, false)
+}
+
+func step(s State, p *Policy, now, cost int64, lease uint64, charge bool) (State, Result) {
+	if cost < 1 || cost > p.capacity || !p.Valid() {
+		return s, Result{Policy: p.name, Limit: p.capacity}
+	}
+	switch p.algorithm {
+	case TokenBucket:
+		return stepTokenBucket(s, p, now, cost, charge)
+	case GCRA:
+		return stepGCRA(s, p, now, cost, charge)
+	case FixedWindow:
+		return stepFixedWindow(s, p, now, cost, charge)
+	case SlidingLog:
+		return stepSlidingLog(s, p, now, cost, charge)
+	case SlidingWindow:
+		return stepSlidingWindow(s, p, now, cost, charge)
+	case LeakyBucket:
+		return stepLeakyBucket(s, p, now, cost, charge)
+	case Concurrency:
+		return acquireLease(s, p, now, cost, lease, charge)
+	}
+	return s, Result{Policy: p.name, Limit: p.capacity}
+}

@@ -1,0 +1,127 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Store applies decisions to shared state, atomically: each decision is one
+// read-decide-write step that no concurrent decision can interleave with.
+//
+// Error contract: an error means the backend failed (or the request was malformed:
+// ErrInvalidPolicy, ErrInvalidCost, ErrInvalidKey); it never means "over limit",
+// which is a Result with Allowed false. A cancelled or expired ctx is returned as
+// ctx.Err(), wrapped. Implementations are safe for concurrent use.
+type Store interface {
+	// Decide applies one request and returns its policy's result.
+	Decide(ctx context.Context, req Request) (Result, error)
+	// DecideStack applies several requests as one all-or-nothing decision: every
+	// request is charged when all of them are admitted, none otherwise. It writes one
+	// Result per request into results (which must have len(reqs)) and reports whether
+	// all were admitted. The policies' names must be distinct.
+	DecideStack(ctx context.Context, reqs []Request, results []Result) (bool, error)
+	// Release ends the concurrency lease that req's admission created. Releasing a
+	// lease that has expired or was already released is not an error.
+	Release(ctx context.Context, req Request, lease uint64) error
+	// Close stops the store's background work and releases its resources.
+	Close() error
+}
+
+// MaxKeyLength bounds a request key in bytes. Key functions hash anything longer.
+const MaxKeyLength = 512
+
+// ErrInvalidKey is returned for a key that is empty or longer than MaxKeyLength.
+var ErrInvalidKey = errors.New("ratelimit: invalid key")
+
+// ErrStoreUnavailable is wrapped by store errors caused by the backend being unreachable.
+var ErrStoreUnavailable = errors.New("ratelimit: store unavailable")
+
+// Request is one policy applied to one key at one cost.
+type Request struct {
+	// Policy decides the request; its name keys the state.
+	Policy Policy
+	// Key identifies who is limited (a user, an API key hash, a client IP, …).
+	Key string
+	// Cost is what the request spends; zero means the policy's default cost.
+	Cost int64
+	// Lease is the ID to give the lease of an admitted concurrency request.
+	Lease uint64
+}
+
+// EffectiveCost is the request's cost, or its policy's default when Cost is zero.
+func (r *Request) EffectiveCost() int64 {
+	if r.Cost == 0 {
+		return r.Policy.cost
+	}
+	return r.Cost
+}
+
+// Check validates the request: a built policy, a key of 1 to MaxKeyLength bytes and
+// a cost the policy can admit. Errors name the policy.
+func (r *Request) Check() error {
+	if err := r.Policy.CheckCost(r.EffectiveCost()); err != nil {
+		return err
+	}
+	if len(r.Key) == 0 || len(r.Key) > MaxKeyLength {
+		return fmt.Errorf("%w: policy %q: key length %d is outside 1..%d", ErrInvalidKey, r.Policy.name, len(r.Key), MaxKeyLength)
+	}
+	return nil
+}
+
+// CheckStack validates every request of a stack and that their policy names are distinct.
+func CheckStack(reqs []Request, results []Result) error {
+	if len(reqs) == 0 {
+		return fmt.Errorf("%w: an empty stack", ErrInvalidPolicy)
+	}
+	if len(results) != len(reqs) {
+		return fmt.Errorf("ratelimit: stack of %d requests given %d results", len(reqs), len(results))
+	}
+	for i := range reqs {
+		if err := reqs[i].Check(); err != nil {
+			return err
+		}
+		for j := 0; j < i; j++ {
+			if reqs[j].Policy.name == reqs[i].Policy.name {
+				return fmt.Errorf("%w %q: appears twice in one stack", ErrInvalidPolicy, reqs[i].Policy.name)
+			}
+		}
+	}
+	return nil
+}
+
+// StepRequest is Step for a Request: it applies the request's effective cost and lease.
+func StepRequest(s State, r *Request, now int64) (State, Result) {
+	return Step(s, &r.Policy, now, r.EffectiveCost(), r.Lease)
+}
+
+// StepStack is the pure reference for Store.DecideStack: it decides reqs against
+// states (one per request, same order) at now, all-or-nothing. When every request
+// is admitted it returns the new states; otherwise it returns states unchanged. The
+// results of a refused stack report each policy's own verdict, so a client learns
+// which policies refused; none of them spent anything.
+func StepStack(states []State, reqs []Request, now int64, results []Result) ([]State, bool) {
+	next := make([]State, len(states))
+	allowed := true
+	for i := range reqs {
+		next[i], results[i] = StepRequest(states[i], &reqs[i], now)
+		allowed = allowed && results[i].Allowed
+	}
+	if !allowed {
+		RefuseStack(states, reqs, now, results)
+		return states, false
+	}
+	return next, true
+}
+
+// RefuseStack rewrites the results of a stack that was refused as a whole: each
+// policy that would have admitted the request reports it as Peek does, not admitted
+// and with its quota unspent. Stores call it so that every store reports a refused
+// stack the same way.
+func RefuseStack(states []State, reqs []Request, now int64, results []Result) {
+	for i := range results {
+		if results[i].Allowed {
+			_, results[i] = Peek(states[i], &reqs[i].Policy, now, reqs[i].EffectiveCost())
+		}
+	}
+}

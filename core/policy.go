@@ -313,4 +313,3 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
-

@@ -8,16 +8,8 @@ func stepTokenBucket(s State, p *Policy, now, cost int64, charge bool) (State, R
 	full := p.capacity * p.unit
 	level, updated := full, now
 	if s.Seen {
+		s := refillTokenBucket(s, p, now)
 		level, updated = s.Tokens, s.Updated
-		if now > updated {
-			elapsed := now - updated
-			if elapsed >= ceilDiv(full-level, p.refill) {
-				level = full
-			} else {
-				level += elapsed * p.refill
-			}
-			updated = now
-		}
 	}
 	need := cost * p.unit
 	r := Result{Policy: p.name, Limit: p.capacity}
@@ -34,4 +26,18 @@ func stepTokenBucket(s State, p *Policy, now, cost int64, charge bool) (State, R
 	r.Remaining = level / p.unit
 	r.ResetAfter = millis(ceilDiv(full-level, p.refill))
 	return State{Seen: true, Tokens: level, Updated: updated}, r
+}
+
+// refillTokenBucket brings a seen bucket's level up to now.
+func refillTokenBucket(s State, p *Policy, now int64) State {
+	full := p.capacity * p.unit
+	if now > s.Updated {
+		if elapsed := now - s.Updated; elapsed >= ceilDiv(full-s.Tokens, p.refill) {
+			s.Tokens = full
+		} else {
+			s.Tokens += elapsed * p.refill
+		}
+		s.Updated = now
+	}
+	return s
 }

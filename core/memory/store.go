@@ -249,3 +249,23 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+var _ core.Refunder = (*Store)(nil)
+
+// Refund gives back req's effective cost (see core.Refund).
+func (s *Store) Refund(_ context.Context, req core.Request) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := req.Check(); err != nil {
+		return err
+	}
+	now := s.now()
+	sh := &s.shards[s.shardIndex(req.Key)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.entries[stateKey{req.Policy.ID(), req.Key}]; e != nil {
+		e.state = core.Refund(e.state, &req.Policy, now, req.EffectiveCost())
+	}
+	return nil
+}

@@ -186,7 +186,8 @@ func (p Policy) checkExact() error {
 		// level or queue depth in token units, plus one request's cost and a few milliseconds of refill
 		bound = 2*float64(p.capacity)*float64(p.unit) + 4*float64(p.refill)
 	case SlidingWindow:
-		bound = float64(p.limit) * float64(p.periodMs)
+		// countBefore multiplies a remainder below min(limit, period) by an offset below period
+		bound = float64(min(p.limit, p.periodMs)) * float64(p.periodMs)
 	default:
 		bound = float64(p.limit) + float64(p.periodMs)
 	}

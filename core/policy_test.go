@@ -31,7 +31,9 @@ func TestInvalidPoliciesAreRejectedWithTheirName(t *testing.T) {
 		{"concurrency through NewPolicy", func() (Policy, error) { return NewPolicy("cc", Concurrency, PerSecond(1)) }, "NewConcurrencyPolicy"},
 		{"empty name", func() (Policy, error) { return NewPolicy("", TokenBucket, PerSecond(1)) }, "name must not be empty"},
 		{"name with a quote", func() (Policy, error) { return NewPolicy(`a"b`, TokenBucket, PerSecond(1)) }, "name may hold only"},
-		{"period too long", func() (Policy, error) { return NewPolicy("forever", FixedWindow, Rate{Limit: 1, Period: 400 * 24 * time.Hour}) }, "at most"},
+		{"period too long", func() (Policy, error) {
+			return NewPolicy("forever", FixedWindow, Rate{Limit: 1, Period: 400 * 24 * time.Hour})
+		}, "at most"},
 		{"too fine to be exact", func() (Policy, error) {
 			return NewPolicy("prime", TokenBucket, Rate{Limit: 999_999_937, Period: 24 * time.Hour})
 		}, "too fine-grained"},

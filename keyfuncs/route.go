@@ -1,0 +1,53 @@
+package keyfuncs
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// routePrefix starts every key Route and RoutePattern return.
+const routePrefix = "route:"
+
+// Route returns a KeyFunc that keys a request by its endpoint on a net/http
+// ServeMux (Go 1.22 patterns): "route:" + method + " " + the matched pattern,
+// for example "route:GET /items/{id}". A method in the pattern itself is not
+// repeated: the pattern "GET /items/{id}" matched by a HEAD request gives
+// "route:HEAD /items/{id}". A request that no ServeMux pattern matched (r.Pattern
+// empty, as outside a ServeMux) gets ErrNoKey.
+//
+// Key by route to give every endpoint its own budget, or Join it with an
+// identity to limit each client per endpoint. Other routers expose their
+// patterns differently: use RoutePattern with the router's accessor.
+func Route() KeyFunc {
+	return RoutePattern(func(r *http.Request) string { return r.Pattern })
+}
+
+// RoutePattern returns a KeyFunc like Route that reads the matched route
+// pattern with pattern, for routers that keep it elsewhere; with chi:
+//
+//	keyfuncs.RoutePattern(func(r *http.Request) string {
+//		return chi.RouteContext(r.Context()).RoutePattern()
+//	})
+//
+// An empty pattern gets ErrNoKey. RoutePattern panics when pattern is nil.
+func RoutePattern(pattern func(r *http.Request) string) KeyFunc {
+	if pattern == nil {
+		panic("keyfuncs: RoutePattern needs a pattern function")
+	}
+	return func(r *http.Request) (string, error) {
+		p := pattern(r)
+		if p == "" {
+			return "", fmt.Errorf("%w: no route pattern", ErrNoKey)
+		}
+		return boundKey(routePrefix + safeValue(r.Method+" "+patternPath(p))), nil
+	}
+}
+
+// patternPath drops the method from a "[METHOD ][HOST]/[PATH]" pattern.
+func patternPath(p string) string {
+	if i := strings.IndexAny(p, " \t"); i >= 0 && !strings.Contains(p[:i], "/") {
+		return strings.TrimLeft(p[i:], " \t")
+	}
+	return p
+}

@@ -10,7 +10,7 @@ const maxConcurrencyHint = 1000 // ms
 // the next lease lapses, at most one second.
 //
 // The returned state may share s.Leases' backing array; s itself stays valid.
-func acquireLease(s State, p *Policy, now, cost int64, id uint64, charge bool) (State, Result) {
+func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool) Result {
 	leases, inFlight := s.Leases, int64(0)
 	expired := false
 	for _, l := range leases {
@@ -44,7 +44,7 @@ func acquireLease(s State, p *Policy, now, cost int64, id uint64, charge bool) (
 			r.RetryAfter = millis(max(hint, 1))
 		}
 		r.ResetAfter = millis(last)
-		return s, r
+		return r
 	}
 	leases = append(leases, Lease{ID: id, Cost: cost, Expires: now + p.periodMs})
 	inFlight += cost
@@ -52,7 +52,8 @@ func acquireLease(s State, p *Policy, now, cost int64, id uint64, charge bool) (
 	r.Remaining = p.limit - inFlight
 	r.Lease = id
 	r.ResetAfter = millis(p.periodMs)
-	return State{Seen: true, Leases: leases}, r
+	*s = State{Seen: true, Leases: leases}
+	return r
 }
 
 // ReleaseLease removes the lease with the given ID, if it is still held. It reuses

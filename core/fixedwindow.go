@@ -8,7 +8,7 @@ package core
 // Near a boundary a fixed window admits up to twice its limit within one period:
 // the end of one window and the start of the next. Use sliding_window or
 // sliding_log where that matters.
-func stepFixedWindow(s State, p *Policy, now, cost int64, charge bool) (State, Result) {
+func stepFixedWindow(s *State, p *Policy, now, cost int64, charge bool) Result {
 	window, count := floorDiv(now, p.periodMs), int64(0)
 	if s.Seen && s.Window >= window {
 		window, count = s.Window, s.Count
@@ -20,10 +20,11 @@ func stepFixedWindow(s State, p *Policy, now, cost int64, charge bool) (State, R
 		if refused {
 			r.RetryAfter = untilEnd
 		}
-		return s, r
+		return r
 	}
 	count += cost
 	r.Allowed = true
 	r.Remaining = p.limit - count
-	return State{Seen: true, Window: window, Count: count}, r
+	*s = State{Seen: true, Window: window, Count: count}
+	return r
 }

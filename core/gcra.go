@@ -5,7 +5,7 @@ package core
 // where E = period/limit is the emission interval. It decides exactly as the token
 // bucket while time moves forwards. When the clock goes backwards it never mints
 // tokens: it sees fewer tokens than the token bucket would, never more.
-func stepGCRA(s State, p *Policy, now, cost int64, charge bool) (State, Result) {
+func stepGCRA(s *State, p *Policy, now, cost int64, charge bool) Result {
 	tolerance := p.capacity * p.unit
 	need := cost * p.unit
 	r := Result{Policy: p.name, Limit: p.capacity}
@@ -18,11 +18,12 @@ func stepGCRA(s State, p *Policy, now, cost int64, charge bool) (State, Result) 
 		if !far {
 			r.Remaining = (tolerance - queued) / p.unit
 		}
-		return s, r
+		return r
 	}
 	queued += need
 	r.Allowed = true
 	r.Remaining = (tolerance - queued) / p.unit
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
-	return State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}, r
+	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
+	return r
 }

@@ -7,7 +7,7 @@ package core
 //
 // Note that an idle queue admits burst+1 requests of cost 1 at one instant: their
 // waits are 0, E, …, burst×E, all within the bound.
-func stepLeakyBucket(s State, p *Policy, now, cost int64, charge bool) (State, Result) {
+func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool) Result {
 	depth := p.capacity * p.unit
 	r := Result{Policy: p.name, Limit: p.capacity}
 	queued, far := s.TAT.unitsAhead(now, p.refill, depth)
@@ -18,7 +18,7 @@ func stepLeakyBucket(s State, p *Policy, now, cost int64, charge bool) (State, R
 			r.Remaining = (depth-queued)/p.unit + 1
 		}
 		r.ResetAfter = s.TAT.waitUntil(now, p.refill, 0)
-		return s, r
+		return r
 	}
 	wait := queued
 	queued += cost * p.unit
@@ -28,5 +28,6 @@ func stepLeakyBucket(s State, p *Policy, now, cost int64, charge bool) (State, R
 		r.Remaining = (depth-queued)/p.unit + 1
 	}
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
-	return State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}, r
+	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
+	return r
 }

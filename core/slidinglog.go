@@ -10,7 +10,7 @@ package core
 //
 // The returned state may share s.Log's backing array: entries are only dropped from
 // the front and appended past its end, so s itself stays valid.
-func stepSlidingLog(s State, p *Policy, now, cost int64, charge bool) (State, Result) {
+func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool) Result {
 	log, sum := s.Log, s.Count
 	at := now
 	if n := len(log); n > 0 && log[n-1].At > at {
@@ -36,12 +36,13 @@ func stepSlidingLog(s State, p *Policy, now, cost int64, charge bool) (State, Re
 		if len(log) > 0 {
 			r.ResetAfter = millis(log[len(log)-1].At + p.periodMs - now)
 		}
-		return s, r
+		return r
 	}
 	log = append(log, LogEntry{At: at, Cost: cost})
 	sum += cost
 	r.Allowed = true
 	r.Remaining = p.limit - sum
 	r.ResetAfter = millis(at + p.periodMs - now)
-	return State{Seen: true, Log: log, Count: sum}, r
+	*s = State{Seen: true, Log: log, Count: sum}
+	return r
 }

@@ -9,7 +9,8 @@ package core
 // For a concurrency policy the new lease gets the given ID. The caller must have
 // checked the cost with Policy.CheckCost; Step refuses a cost it can never admit.
 func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
-	return step(s, p, now, cost, lease, true)
+	r := step(&s, p, now, cost, lease, true)
+	return s, r
 }
 
 // Peek is what Step would report without spending anything: Allowed is always false,
@@ -18,12 +19,22 @@ func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
 // policies this way, and the returned state equals s (apart from expired
 // concurrency leases it drops).
 func Peek(s State, p *Policy, now, cost int64) (State, Result) {
-	return step(s, p, now, cost, 0, false)
+	r := step(&s, p, now, cost, 0, false)
+	return s, r
 }
 
-func step(s State, p *Policy, now, cost int64, lease uint64, charge bool) (State, Result) {
+// StepInPlace is StepRequest for stores that own the state: it updates *s in place
+// when the request is admitted and leaves it untouched when refused, without
+// copying the state. New sliding-log entries and leases are appended past the end of
+// s's slices, so a copy of *s taken before the call still reads its old value.
+func StepInPlace(s *State, r *Request, now int64) Result {
+	return step(s, &r.Policy, now, r.EffectiveCost(), r.Lease, true)
+}
+
+// step decides on *s, writing it only when charge is set and the request is admitted.
+func step(s *State, p *Policy, now, cost int64, lease uint64, charge bool) Result {
 	if cost < 1 || cost > p.capacity || !p.Valid() {
-		return s, Result{Policy: p.name, Limit: p.capacity}
+		return Result{Policy: p.name, Limit: p.capacity}
 	}
 	switch p.algorithm {
 	case TokenBucket:
@@ -41,5 +52,5 @@ func step(s State, p *Policy, now, cost int64, lease uint64, charge bool) (State
 	case Concurrency:
 		return acquireLease(s, p, now, cost, lease, charge)
 	}
-	return s, Result{Policy: p.name, Limit: p.capacity}
+	return Result{Policy: p.name, Limit: p.capacity}
 }

@@ -4,12 +4,12 @@ package core
 // The bucket starts full. Token counts are kept in token units (Policy.TokenUnit per
 // token, Policy.RefillPerMilli earned per millisecond), so the arithmetic is exact.
 // A clock that goes backwards earns nothing: refill uses max(now, updated).
-func stepTokenBucket(s State, p *Policy, now, cost int64, charge bool) (State, Result) {
+func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool) Result {
 	full := p.capacity * p.unit
 	level, updated := full, now
 	if s.Seen {
-		s := refillTokenBucket(s, p, now)
-		level, updated = s.Tokens, s.Updated
+		refilled := refillTokenBucket(*s, p, now)
+		level, updated = refilled.Tokens, refilled.Updated
 	}
 	need := cost * p.unit
 	r := Result{Policy: p.name, Limit: p.capacity}
@@ -19,13 +19,14 @@ func stepTokenBucket(s State, p *Policy, now, cost int64, charge bool) (State, R
 			r.RetryAfter = millis(ceilDiv(need-level, p.refill))
 		}
 		r.ResetAfter = millis(ceilDiv(full-level, p.refill))
-		return s, r
+		return r
 	}
 	level -= need
 	r.Allowed = true
 	r.Remaining = level / p.unit
 	r.ResetAfter = millis(ceilDiv(full-level, p.refill))
-	return State{Seen: true, Tokens: level, Updated: updated}, r
+	*s = State{Seen: true, Tokens: level, Updated: updated}
+	return r
 }
 
 // refillTokenBucket brings a seen bucket's level up to now.

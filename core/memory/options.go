@@ -22,8 +22,9 @@ type config struct {
 // Option configures a Store.
 type Option func(*config) error
 
-// WithClock sets the clock decisions are taken at (default time.Now). Tests and the
-// simulator inject a virtual clock.
+// WithClock sets the clock decisions are taken at. Tests and the simulator inject a
+// virtual clock. The default is the wall clock at construction advanced by the
+// monotonic clock: cheap to read, and never stepped backwards.
 func WithClock(clock func() time.Time) Option {
 	return func(c *config) error {
 		if clock == nil {
@@ -35,7 +36,7 @@ func WithClock(clock func() time.Time) Option {
 }
 
 // WithMaxKeys caps how many keys the store holds (default DefaultMaxKeys). The cap is
-// split evenly over the shards.
+// split evenly over the shards, rounded down, so the store never holds more.
 func WithMaxKeys(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

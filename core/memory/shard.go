@@ -6,15 +6,13 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// stateKey identifies one key's state under one policy.
-type stateKey struct {
+// entry is one key's state under one policy. It is only read or written with its
+// shard's mutex held.
+type entry struct {
 	policy string // core.Policy.ID
 	key    string
-}
-
-// entry is one key's state. It is only read or written with its shard's mutex held.
-type entry struct {
-	state core.State
+	next   *entry // another entry whose hash is the same
+	state  core.State
 	// recovered is when the state will have fully recovered (ms): from then on the
 	// entry decides like a missing one and may be evicted.
 	recovered int64
@@ -23,65 +21,113 @@ type entry struct {
 // evictionSample is how many entries a full shard samples to pick one to evict.
 const evictionSample = 8
 
-// shard is a slice of the key space behind one mutex.
+// shard is a slice of the key space behind one mutex. Entries are found by the
+// 64-bit seeded hash of (policy ID, key), so a lookup hashes the strings once;
+// entries whose hashes collide are chained.
 type shard struct {
 	mu      sync.Mutex
-	entries map[stateKey]*entry
-	_       [48]byte // keep neighbouring shards' mutexes off one cache line
+	entries map[uint64]*entry
+	count   int      // entries held, chains included
+	_       [40]byte // keep neighbouring shards' mutexes off one cache line
 }
 
-// lookup returns the entry of k, creating it when missing. When the shard holds
-// maxKeys entries already, it first evicts the sampled entry that recovers soonest.
-// It reports whether a live (unrecovered) entry had to be evicted. Requires sh.mu.
-func (sh *shard) lookup(k stateKey, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.entries[k]; e != nil {
+func (sh *shard) find(h uint64, policy, key string) *entry {
+	for e := sh.entries[h]; e != nil; e = e.next {
+		if e.key == key && e.policy == policy {
+			return e
+		}
+	}
+	return nil
+}
+
+// lookup returns the entry of (policy, key), creating it when missing. When the
+// shard holds maxKeys entries already, it first evicts the sampled entry that
+// recovers soonest, and reports whether that entry was still live. Requires sh.mu.
+func (sh *shard) lookup(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
+	if e = sh.find(h, policy, key); e != nil {
 		return e, false
 	}
-	if len(sh.entries) >= maxKeys {
+	if sh.count >= maxKeys {
 		evictedLive = sh.evictOne(now)
 	}
-	e = &entry{recovered: now}
-	sh.entries[k] = e
+	e = &entry{policy: policy, key: key, recovered: now, next: sh.entries[h]}
+	sh.entries[h] = e
+	sh.count++
 	return e, evictedLive
 }
 
 // evictOne removes the entry that recovers soonest among a few sampled ones (map
 // iteration starts at a random place). Requires sh.mu.
 func (sh *shard) evictOne(now int64) (live bool) {
-	var victim stateKey
-	soonest, seen := int64(0), 0
-	for k, e := range sh.entries {
-		if seen == 0 || e.recovered < soonest {
-			victim, soonest = k, e.recovered
-		}
-		if seen++; seen == evictionSample || soonest <= now {
-			break
+	var victim *entry
+	var victimHash uint64
+	seen := 0
+sample:
+	for h, head := range sh.entries {
+		for e := head; e != nil; e = e.next {
+			if victim == nil || e.recovered < victim.recovered {
+				victim, victimHash = e, h
+			}
+			if seen++; seen == evictionSample || victim.recovered <= now {
+				break sample
+			}
 		}
 	}
-	if seen > 0 {
-		delete(sh.entries, victim)
+	if victim == nil {
+		return false
 	}
-	return seen > 0 && soonest > now
+	sh.remove(victimHash, victim)
+	return victim.recovered > now
+}
+
+// remove unlinks victim from the chain at h. Requires sh.mu.
+func (sh *shard) remove(h uint64, victim *entry) {
+	head := sh.entries[h]
+	switch {
+	case head == victim && victim.next == nil:
+		delete(sh.entries, h)
+	case head == victim:
+		sh.entries[h] = victim.next
+	default:
+		for e := head; e.next != nil; e = e.next {
+			if e.next == victim {
+				e.next = victim.next
+				break
+			}
+		}
+	}
+	sh.count--
 }
 
 // sweep evicts every entry that has recovered by now and returns how many. Requires sh.mu.
 func (sh *shard) sweep(now int64) int {
 	n := 0
-	for k, e := range sh.entries {
-		if e.recovered <= now {
-			delete(sh.entries, k)
-			n++
+	for h, head := range sh.entries {
+		for e := head; e != nil; {
+			next := e.next
+			if e.recovered <= now {
+				sh.remove(h, e)
+				n++
+			}
+			e = next
 		}
 	}
 	return n
 }
 
-// commit stores next as e's state. Sliding logs and leases keep their backing array
-// anchored at its start, so that steady traffic appends in place without allocating.
+// commit stores next as e's state, anchoring its slices (see entry.anchor).
 func (e *entry) commit(next core.State) {
-	next.Log = anchor(e.state.Log, next.Log)
-	next.Leases = anchor(e.state.Leases, next.Leases)
+	log, leases := e.state.Log, e.state.Leases
 	e.state = next
+	e.anchor(log, leases)
+}
+
+// anchor moves the state's sliding log and leases back to the start of the backing
+// arrays they had before the last transition (log and leases), so that steady
+// traffic appends in place without allocating.
+func (e *entry) anchor(log []core.LogEntry, leases []core.Lease) {
+	e.state.Log = anchor(log, e.state.Log)
+	e.state.Leases = anchor(leases, e.state.Leases)
 }
 
 // anchor moves next to the start of old's backing array when next is a window of it

@@ -21,8 +21,8 @@ type Store struct {
 	shards   []shard
 	mask     uint64
 	seed     maphash.Seed
-	clock    func() time.Time
-	perShard int // the key cap of one shard
+	clock    func() int64 // ms since the Unix epoch
+	perShard int          // the key cap of one shard
 
 	closed   atomic.Bool
 	stop     chan struct{}
@@ -36,23 +36,30 @@ var _ core.Store = (*Store)(nil)
 
 // New returns a Store and starts its janitor, unless WithSweepInterval(0).
 func New(options ...Option) (*Store, error) {
-	cfg := config{clock: time.Now, maxKeys: DefaultMaxKeys, shards: DefaultShards, sweepInterval: DefaultSweepInterval}
+	cfg := config{maxKeys: DefaultMaxKeys, shards: DefaultShards, sweepInterval: DefaultSweepInterval}
 	for _, option := range options {
 		if err := option(&cfg); err != nil {
 			return nil, err
 		}
 	}
 	n := 1 << bits.Len(uint(cfg.shards-1))
+	for n > 1 && n > cfg.maxKeys { // at least one key per shard, and never more than the cap in all
+		n /= 2
+	}
 	s := &Store{
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		seed:     maphash.MakeSeed(),
-		clock:    cfg.clock,
-		perShard: max(1, (cfg.maxKeys+n-1)/n),
+		clock:    monotonicMillis(),
+		perShard: cfg.maxKeys / n,
 		stop:     make(chan struct{}),
 	}
+	if cfg.clock != nil {
+		clock := cfg.clock
+		s.clock = func() int64 { return clock().UnixMilli() }
+	}
 	for i := range s.shards {
-		s.shards[i].entries = make(map[stateKey]*entry)
+		s.shards[i].entries = make(map[uint64]*entry)
 	}
 	if cfg.sweepInterval > 0 {
 		s.finished.Add(1)
@@ -70,9 +77,23 @@ func MustNew(options ...Option) *Store {
 	return s
 }
 
-func (s *Store) now() int64 { return s.clock().UnixMilli() }
+func (s *Store) now() int64 { return s.clock() }
 
-func (s *Store) shardIndex(key string) int { return int(maphash.String(s.seed, key) & s.mask) }
+// monotonicMillis is the default clock: the wall clock at construction advanced by
+// the monotonic clock. Reading only the monotonic clock halves the cost of
+// time.Now, and the store's time can never go backwards when the wall clock is stepped.
+func monotonicMillis() func() int64 {
+	base := time.Now()
+	baseMs := base.UnixMilli()
+	return func() int64 { return baseMs + time.Since(base).Milliseconds() }
+}
+
+// hash is the seeded hash of a policy ID and a key; its low bits pick the shard.
+func (s *Store) hash(policy, key string) uint64 {
+	return maphash.String(s.seed, key) ^ maphash.String(s.seed, policy)*0x9e3779b97f4a7c15
+}
+
+func (s *Store) shard(h uint64) *shard { return &s.shards[h&s.mask] }
 
 // Decide applies one request. It allocates nothing when the key already has state.
 func (s *Store) Decide(_ context.Context, req core.Request) (core.Result, error) {
@@ -83,12 +104,14 @@ func (s *Store) Decide(_ context.Context, req core.Request) (core.Result, error)
 		return core.Result{}, err
 	}
 	now := s.now()
-	sh := &s.shards[s.shardIndex(req.Key)]
+	h := s.hash(req.Policy.ID(), req.Key)
+	sh := s.shard(h)
 	sh.mu.Lock()
-	e, evictedLive := sh.lookup(stateKey{req.Policy.ID(), req.Key}, s.perShard, now)
-	next, res := core.StepRequest(e.state, &req, now)
+	e, evictedLive := sh.lookup(h, req.Policy.ID(), req.Key, s.perShard, now)
+	log, leases := e.state.Log, e.state.Leases
+	res := core.StepInPlace(&e.state, &req, now)
 	if res.Allowed {
-		e.commit(next)
+		e.anchor(log, leases)
 	}
 	e.settle(now, &res)
 	sh.mu.Unlock()
@@ -112,15 +135,19 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 	}
 	var (
 		inlineShards  [maxInlineStack]int
+		inlineHashes  [maxInlineStack]uint64
 		inlineEntries [maxInlineStack]*entry
 		inlineNext    [maxInlineStack]core.State
 	)
-	shardIDs, entries, next := inlineShards[:0], inlineEntries[:0], inlineNext[:0]
+	shardIDs, hashes, entries, next := inlineShards[:0], inlineHashes[:0], inlineEntries[:0], inlineNext[:0]
 	if len(reqs) > maxInlineStack {
-		shardIDs, entries, next = make([]int, 0, len(reqs)), make([]*entry, 0, len(reqs)), make([]core.State, 0, len(reqs))
+		shardIDs, hashes = make([]int, 0, len(reqs)), make([]uint64, 0, len(reqs))
+		entries, next = make([]*entry, 0, len(reqs)), make([]core.State, 0, len(reqs))
 	}
 	for i := range reqs {
-		shardIDs = insertSorted(shardIDs, s.shardIndex(reqs[i].Key))
+		h := s.hash(reqs[i].Policy.ID(), reqs[i].Key)
+		hashes = append(hashes, h)
+		shardIDs = insertSorted(shardIDs, int(h&s.mask))
 	}
 	for _, id := range shardIDs {
 		s.shards[id].mu.Lock()
@@ -128,7 +155,7 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 	now := s.now()
 	allowed, evictions := true, int64(0)
 	for i := range reqs {
-		e, evictedLive := s.shards[s.shardIndex(reqs[i].Key)].lookup(stateKey{reqs[i].Policy.ID(), reqs[i].Key}, s.perShard, now)
+		e, evictedLive := s.shard(hashes[i]).lookup(hashes[i], reqs[i].Policy.ID(), reqs[i].Key, s.perShard, now)
 		if evictedLive {
 			evictions++
 		}
@@ -179,10 +206,11 @@ func (s *Store) Release(_ context.Context, req core.Request, lease uint64) error
 		return fmt.Errorf("memory: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
 	}
 	now := s.now()
-	sh := &s.shards[s.shardIndex(req.Key)]
+	h := s.hash(req.Policy.ID(), req.Key)
+	sh := s.shard(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.entries[stateKey{req.Policy.ID(), req.Key}]
+	e := sh.find(h, req.Policy.ID(), req.Key)
 	if e == nil {
 		return nil
 	}
@@ -235,7 +263,7 @@ func (s *Store) Stats() Stats {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		st.Keys += len(sh.entries)
+		st.Keys += sh.count
 		sh.mu.Unlock()
 	}
 	return st
@@ -261,10 +289,11 @@ func (s *Store) Refund(_ context.Context, req core.Request) error {
 		return err
 	}
 	now := s.now()
-	sh := &s.shards[s.shardIndex(req.Key)]
+	h := s.hash(req.Policy.ID(), req.Key)
+	sh := s.shard(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e := sh.entries[stateKey{req.Policy.ID(), req.Key}]; e != nil {
+	if e := sh.find(h, req.Policy.ID(), req.Key); e != nil {
 		e.state = core.Refund(e.state, &req.Policy, now, req.EffectiveCost())
 	}
 	return nil

@@ -1,0 +1,329 @@
+package httplimit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// Outcome is what a decided request calls for.
+type Outcome uint8
+
+const (
+	// Skipped: the request is exempt (a skipper or the allow-list); run the handler.
+	Skipped Outcome = iota
+	// Admitted: wait (Ticket.Wait), run the handler, then call Ticket.Finish.
+	Admitted
+	// Denied: write the refusal (Ticket.Denial); the fields are already set.
+	Denied
+	// Failed: the request could not be decided; write the error (Ticket.Err).
+	Failed
+)
+
+// String names the outcome.
+func (o Outcome) String() string {
+	switch o {
+	case Skipped:
+		return "skipped"
+	case Admitted:
+		return "admitted"
+	case Denied:
+		return "denied"
+	case Failed:
+		return "failed"
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Ticket is one request's passage through a Limiter, from Start to Finish. Tickets
+// are pooled: after Finish the Ticket must not be used. A nil *Ticket is a skipped
+// request; its methods do nothing.
+type Ticket struct {
+	l       *Limiter
+	r       *http.Request
+	reqs    []core.Request
+	results []core.Result
+
+	outcome  Outcome
+	allowed  bool          // every policy admitted the request and charged it
+	fellBack bool          // a key function failed and the fallback key was used
+	cost     int64         // the cost charged to each rate policy
+	delay    time.Duration // the leaky-bucket wait before the handler runs
+	finished bool          // leases released and costs settled (or given back)
+	err      error
+
+	denial Denial
+	event  Event
+	buf    []byte
+}
+
+func newTicket(l *Limiter, n int) *Ticket {
+	return &Ticket{
+		l:       l,
+		reqs:    make([]core.Request, n),
+		results: make([]core.Result, n),
+		buf:     make([]byte, 0, 64*n),
+	}
+}
+
+// Start decides r: it runs the skippers, resolves each policy and key, computes
+// the cost, asks the store, writes the rate-limit fields (and Retry-After, on a
+// refusal) into h, and tells the observer. The adapter then acts on
+// Ticket.Outcome and calls Finish exactly once. Start returns nil for a skipped
+// request.
+func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
+	for _, skip := range l.skip {
+		if skip(r) {
+			return nil
+		}
+	}
+	t := l.tickets.Get().(*Ticket)
+	t.r = r
+	if err := l.prepare(t, r); err != nil {
+		return l.fail(t, err)
+	}
+	ctx := r.Context()
+	var err error
+	if len(t.reqs) == 1 {
+		t.results[0], err = l.store.Decide(ctx, t.reqs[0])
+		t.allowed = t.results[0].Allowed
+	} else {
+		t.allowed, err = l.store.DecideStack(ctx, t.reqs, t.results)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return l.fail(t, fmt.Errorf("httplimit: the request ended before its decision: %w", err))
+		}
+		return l.fail(t, fmt.Errorf("%w: policy %q: %w", ErrStore, t.reqs[0].Policy.Name(), err))
+	}
+	l.writeFields(t, h)
+	if l.observer != nil {
+		t.event = Event{Request: r, Requests: t.reqs, Results: t.results, Allowed: t.allowed, Shadow: l.shadow, FellBack: t.fellBack}
+		l.observer.OnDecision(&t.event)
+	}
+	switch {
+	case t.allowed:
+		t.outcome = Admitted
+		if !l.shadow {
+			for i := range t.results {
+				t.delay = max(t.delay, t.results[i].Delay)
+			}
+		}
+	case l.shadow:
+		t.outcome = Admitted
+	default:
+		t.outcome = Denied
+		var seconds int64 = 1
+		for i := range t.results {
+			if refused(&t.results[i]) {
+				seconds = max(seconds, ceilSeconds(t.results[i].RetryAfter))
+			}
+		}
+		t.denial.Results = t.results
+		t.denial.RetryAfter = time.Duration(seconds) * time.Second
+		var num [20]byte
+		h[headerRetryAfter] = single(string(strconv.AppendInt(num[:0], seconds, 10)))
+	}
+	return t
+}
+
+// prepare resolves the policy, key and cost of each rule into t.reqs.
+func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
+	cost := l.cost
+	if l.costFunc != nil {
+		c, err := l.costFunc(r)
+		if err != nil {
+			return fmt.Errorf("httplimit: cost function: %w", err)
+		}
+		if c < 1 {
+			return fmt.Errorf("%w: the cost function returned %d", core.ErrInvalidCost, c)
+		}
+		cost = c
+	}
+	dynamic := l.costFunc != nil
+	for i := range l.rules {
+		ru := &l.rules[i]
+		p := ru.policy
+		if ru.policyFunc != nil {
+			dynamic = true
+			var err error
+			if p, err = ru.policyFunc(r); err != nil {
+				return fmt.Errorf("httplimit: policy function %d of the stack: %w", i, err)
+			}
+			if !p.Valid() {
+				return fmt.Errorf("%w: policy function %d of the stack returned the zero Policy", core.ErrInvalidPolicy, i)
+			}
+		}
+		key, fellBack, err := l.keyOf(ru, r, p.Name())
+		if err != nil {
+			return err
+		}
+		t.fellBack = t.fellBack || fellBack
+		req := core.Request{Policy: p, Key: key}
+		if p.Algorithm() == core.Concurrency {
+			req.Lease = l.leases.next()
+		} else {
+			req.Cost = cost
+			if t.cost == 0 {
+				t.cost = req.EffectiveCost()
+			}
+		}
+		t.reqs[i] = req
+	}
+	if dynamic {
+		if err := core.CheckStack(t.reqs, t.results); err != nil {
+			return fmt.Errorf("httplimit: %w", err)
+		}
+	}
+	return nil
+}
+
+// fail ends t as Failed with err and tells the observer.
+func (l *Limiter) fail(t *Ticket, err error) *Ticket {
+	t.outcome, t.err = Failed, err
+	if l.observer != nil {
+		l.observer.OnError(t.r, err)
+	}
+	return t
+}
+
+// Outcome is what the adapter must do with the request.
+func (t *Ticket) Outcome() Outcome {
+	if t == nil {
+		return Skipped
+	}
+	return t.outcome
+}
+
+// Denial describes the refusal of a Denied request (nil otherwise).
+func (t *Ticket) Denial() *Denial {
+	if t == nil || t.outcome != Denied {
+		return nil
+	}
+	return &t.denial
+}
+
+// Err is why a Failed request could not be decided (nil otherwise). It wraps
+// ErrStore, ErrUnidentified, a context error or the failing function's error.
+func (t *Ticket) Err() error {
+	if t == nil {
+		return nil
+	}
+	return t.err
+}
+
+// Results holds every policy's result, in stack order (nil before a decision).
+func (t *Ticket) Results() []core.Result {
+	if t == nil || t.outcome == Failed {
+		return nil
+	}
+	return t.results
+}
+
+// Delay is how long an admitted request waits for its leaky-bucket slot.
+func (t *Ticket) Delay() time.Duration {
+	if t == nil {
+		return 0
+	}
+	return t.delay
+}
+
+// Wait makes an admitted request wait for its leaky-bucket slot (Result.Delay;
+// the longest of a stack). The wait is bounded by the policy's queue
+// (burst×period/limit): a request that would wait longer was refused at once. When
+// ctx ends first, Wait gives the request's slot and cost back to the store
+// (refunds, when it is a core.Refunder, and releases leases) and returns ctx's
+// error: the adapter then returns without running the handler.
+func (t *Ticket) Wait(ctx context.Context) error {
+	if t == nil || t.outcome != Admitted || t.delay <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(t.delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		t.l.giveBack(t, t.cost)
+		t.finished = true
+		return ctx.Err()
+	}
+}
+
+// Finish ends the request after the handler: it releases concurrency leases and,
+// when WithSettle is set and the handler completed, settles the cost with status
+// (refunding the difference). completed is false when the handler panicked (the
+// adapter calls Finish from a deferred function, so the panic continues after the
+// leases are released); a panicking request keeps its whole cost. For Denied and
+// Failed requests Finish only recycles the Ticket. Call it exactly once.
+func (t *Ticket) Finish(status int, completed bool) {
+	if t == nil {
+		return
+	}
+	l := t.l
+	if t.outcome == Admitted && !t.finished {
+		var refund int64
+		if completed && l.settle != nil && t.allowed && t.cost > 0 {
+			final := min(max(l.settle(t.r, status, t.cost), 0), t.cost)
+			refund = t.cost - final
+		}
+		l.giveBack(t, refund)
+	}
+	t.reset()
+	l.tickets.Put(t)
+}
+
+// giveBack releases t's concurrency leases and refunds refund of each rate
+// policy's charge, on a context detached from the (perhaps cancelled) request and
+// bounded by the release timeout. Failures go to the observer.
+func (l *Limiter) giveBack(t *Ticket, refund int64) {
+	if !t.allowed {
+		return
+	}
+	work := refund > 0 && l.refunder != nil
+	for i := range t.results {
+		work = work || t.results[i].Lease != 0
+	}
+	if !work {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.r.Context()), l.releaseTimeout)
+	defer cancel()
+	for i := range t.reqs {
+		req := &t.reqs[i]
+		if lease := t.results[i].Lease; lease != 0 {
+			if err := l.store.Release(ctx, *req, lease); err != nil {
+				l.afterError(t.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
+			}
+			continue
+		}
+		if refund > 0 && l.refunder != nil {
+			give := core.Request{Policy: req.Policy, Key: req.Key, Cost: min(refund, req.EffectiveCost())}
+			if err := l.refunder.Refund(ctx, give); err != nil {
+				l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+			}
+		}
+	}
+}
+
+func (l *Limiter) afterError(r *http.Request, err error) {
+	if l.observer != nil {
+		l.observer.OnError(r, err)
+	}
+}
+
+// reset clears t for reuse, keeping its buffers.
+func (t *Ticket) reset() {
+	t.r = nil
+	clear(t.reqs)
+	clear(t.results)
+	t.outcome, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
+	t.cost, t.delay, t.err = 0, 0, nil
+	t.denial = Denial{body: t.denial.body[:0]}
+	t.event = Event{}
+	t.buf = t.buf[:0]
+}

@@ -1,0 +1,138 @@
+package nethttp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httplimit"
+)
+
+// DenyHandler writes the response to a refused request. The rate-limit fields and
+// Retry-After are already set on w's header. The default is httplimit.WriteDenial:
+// 429 with an RFC 9457 problem body.
+type DenyHandler func(w http.ResponseWriter, r *http.Request, d *httplimit.Denial)
+
+// ErrorHandler writes the response to a request that could not be decided. The
+// default is httplimit.WriteError: 503 with Retry-After for store failures, 400 for
+// requests without the identity they are limited by, 500 otherwise; never err's text.
+type ErrorHandler func(w http.ResponseWriter, r *http.Request, err error)
+
+type denyHandler DenyHandler
+type errorHandler ErrorHandler
+
+// WithDenyHandler replaces the response to refused requests.
+func WithDenyHandler(h DenyHandler) httplimit.Option {
+	if h == nil {
+		return httplimit.ErrorOption(errors.New("nethttp: WithDenyHandler: nil handler"))
+	}
+	return httplimit.AdapterOption(denyHandler(h))
+}
+
+// WithErrorHandler replaces the response to requests that could not be decided.
+func WithErrorHandler(h ErrorHandler) httplimit.Option {
+	if h == nil {
+		return httplimit.ErrorOption(errors.New("nethttp: WithErrorHandler: nil handler"))
+	}
+	return httplimit.AdapterOption(errorHandler(h))
+}
+
+// New returns middleware that enforces limits on store for every request of the
+// handler it wraps. The options are the engine's (httplimit.WithCost,
+// httplimit.WithShadow, …) and this package's deny and error handlers. Errors name
+// the offending policy or option.
+//
+//	mw, err := nethttp.New(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))
+func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (func(http.Handler) http.Handler, error) {
+	l, err := httplimit.New(store, limits, options...)
+	if err != nil {
+		return nil, err
+	}
+	return FromLimiter(l)
+}
+
+// Middleware is New for static configuration: it panics on an invalid configuration.
+func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.Option) func(http.Handler) http.Handler {
+	mw, err := New(store, limits, options...)
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
+
+// FromLimiter returns middleware for an existing Limiter, applying the deny and
+// error handlers passed to it with WithDenyHandler and WithErrorHandler.
+func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) {
+	deny, onError := DenyHandler(writeDenial), ErrorHandler(writeError)
+	for _, v := range l.AdapterOptions() {
+		switch h := v.(type) {
+		case denyHandler:
+			deny = DenyHandler(h)
+		case errorHandler:
+			onError = ErrorHandler(h)
+		default:
+			return nil, fmt.Errorf("nethttp: option %T belongs to another adapter", v)
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		if next == nil {
+			panic("nethttp: nil next handler")
+		}
+		return &middleware{limiter: l, next: next, deny: deny, onError: onError, recordStatus: l.RecordsStatus()}
+	}, nil
+}
+
+func writeDenial(w http.ResponseWriter, _ *http.Request, d *httplimit.Denial) {
+	httplimit.WriteDenial(w, d)
+}
+
+func writeError(w http.ResponseWriter, _ *http.Request, err error) { httplimit.WriteError(w, err) }
+
+// middleware is the handler New's middleware returns.
+type middleware struct {
+	limiter      *httplimit.Limiter
+	next         http.Handler
+	deny         DenyHandler
+	onError      ErrorHandler
+	recordStatus bool
+}
+
+func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t := m.limiter.Start(r, w.Header())
+	switch t.Outcome() {
+	case httplimit.Skipped:
+		m.next.ServeHTTP(w, r)
+		return
+	case httplimit.Denied:
+		m.deny(w, r, t.Denial())
+		t.Finish(http.StatusTooManyRequests, true)
+		return
+	case httplimit.Failed:
+		m.onError(w, r, t.Err())
+		t.Finish(0, true)
+		return
+	}
+	if err := t.Wait(r.Context()); err != nil {
+		t.Finish(0, false) // the client went away while queued: nothing to answer
+		return
+	}
+	if m.recordStatus {
+		m.serveRecorded(w, r, t)
+		return
+	}
+	completed := false
+	defer func() { t.Finish(0, completed) }() // also on panic, which then continues
+	m.next.ServeHTTP(w, r)
+	completed = true
+}
+
+// serveRecorded runs the handler with a writer that records the status, for
+// costs settled after the handler.
+func (m *middleware) serveRecorded(w http.ResponseWriter, r *http.Request, t *httplimit.Ticket) {
+	sw := &statusWriter{ResponseWriter: w}
+	completed := false
+	defer func() { t.Finish(sw.Status(), completed) }()
+	m.next.ServeHTTP(sw, r)
+	completed = true
+}

@@ -221,7 +221,9 @@ type failing struct{}
 
 var errDown = errors.New("redis: connection refused")
 
-func (failing) Decide(context.Context, core.Request) (core.Result, error) { return core.Result{}, errDown }
+func (failing) Decide(context.Context, core.Request) (core.Result, error) {
+	return core.Result{}, errDown
+}
 func (failing) DecideStack(context.Context, []core.Request, []core.Result) (bool, error) {
 	return false, errDown
 }

@@ -1,0 +1,34 @@
+package chimw
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// Route keys a request by its chi route: "route:" + method + " " + the pattern,
+// such as "route:GET /items/{id}", in full even for routes of mounted subrouters.
+// It works wherever the middleware sits: in r.With the endpoint's pattern is
+// already known; in r.Use, before chi has routed the request, the pattern is
+// found from the root router (one tree search). A request that matches no route
+// gets keyfuncs.ErrNoKey, and so the limiter's fallback key.
+func Route() keyfuncs.KeyFunc {
+	return keyfuncs.RoutePattern(routePattern)
+}
+
+func routePattern(r *http.Request) string {
+	if r.Pattern != "" && !strings.HasSuffix(r.Pattern, "*") {
+		return r.Pattern // chi has routed the request to its endpoint
+	}
+	rctx := chi.RouteContext(r.Context())
+	if rctx == nil || rctx.Routes == nil {
+		return r.Pattern
+	}
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	return rctx.Routes.Find(chi.NewRouteContext(), r.Method, path)
+}

@@ -160,8 +160,12 @@ func (c *ClientIP) Key(r *http.Request) (string, error) {
 	return c.KeyFor(addr), nil
 }
 
-// KeyFor returns the key Key gives a client at addr (normalized first).
+// KeyFor returns the key Key gives a client at addr (normalized first). The
+// zero Addr, which Addr never returns, gives "ip:invalid".
 func (c *ClientIP) KeyFor(addr netip.Addr) string {
+	if !addr.IsValid() {
+		return "ip:invalid"
+	}
 	addr = normalize(addr)
 	var buf [64]byte
 	if addr.Is4() {

@@ -275,6 +275,12 @@ func TestClientIPKey(t *testing.T) {
 	}
 }
 
+func TestKeyForZeroAddr(t *testing.T) {
+	if got := mustClientIP(t, ClientIPConfig{}).KeyFor(netip.Addr{}); got != "ip:invalid" {
+		t.Fatalf("KeyFor(zero) = %q", got)
+	}
+}
+
 func TestClientIPSubnet(t *testing.T) {
 	c := mustClientIP(t, trustedConfig(t))
 	subnet, err := c.Subnet(24, 56)

@@ -1,0 +1,108 @@
+package keyfuncs
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func BenchmarkClientIPKey(b *testing.B) {
+	trusted := ClientIPConfig{TrustedProxies: prefixes(b, "10.0.0.0/8, 2001:db8:ffff::/48")}
+	cases := []struct {
+		name string
+		cfg  ClientIPConfig
+		r    *http.Request
+		want string
+	}{
+		{"peer/IPv4", ClientIPConfig{}, newRequest("203.0.113.9:51234"), "ip:203.0.113.9"},
+		{"peer/IPv6", ClientIPConfig{}, newRequest("[2001:db8:1:2::9]:51234"), "ip6:2001:db8:1:2::/64"},
+		{"untrusted peer with XFF", trusted, newRequest("203.0.113.9:51234", xff("198.51.100.1, 198.51.100.2")), "ip:203.0.113.9"},
+		{"XFF/3 hops", trusted, newRequest("10.0.0.1:443", xff("198.51.100.1, 203.0.113.9, 10.0.0.2")), "ip:203.0.113.9"},
+		{"XFF/16 trusted hops", trusted, newRequest("10.0.0.1:443", xff(strings.Repeat("10.0.0.3, ", 20)+"10.0.0.2")), "ip:10.0.0.3"},
+		{"Forwarded/2 elements", trusted, newRequest("10.0.0.1:443", forwarded(`for=203.0.113.9;proto=https, for="[2001:db8:ffff::2]:80"`)), "ip:203.0.113.9"},
+		{"X-Real-IP", ClientIPConfig{TrustedProxies: trusted.TrustedProxies, Headers: []Header{XRealIP}}, newRequest("10.0.0.1:443", xRealIP("203.0.113.9")), "ip:203.0.113.9"},
+	}
+	for _, tc := range cases {
+		c := mustClientIP(b, tc.cfg)
+		if key, err := c.Key(tc.r); err != nil || key != tc.want {
+			b.Fatalf("%s: Key = %q, %v; want %q", tc.name, key, err, tc.want)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Key(tc.r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("XFF/3 hops/parallel", func(b *testing.B) {
+		c := mustClientIP(b, trusted)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			r := newRequest("10.0.0.1:443", xff("198.51.100.1, 203.0.113.9, 10.0.0.2"))
+			for pb.Next() {
+				if _, err := c.Key(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkAPIKey(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		size int
+	}{{"32B", 32}, {"6kB", 6 << 10}} {
+		r := newRequest("203.0.113.9:1", header{"X-API-Key", strings.Repeat("k", tc.size)})
+		apiKey := APIKey("X-API-Key")
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(tc.size))
+			for b.Loop() {
+				if _, err := apiKey(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("32B/parallel", func(b *testing.B) {
+		apiKey := APIKey("X-API-Key")
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			r := newRequest("203.0.113.9:1", header{"X-API-Key", strings.Repeat("k", 32)})
+			for pb.Next() {
+				if _, err := apiKey(r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkFirstOfAPIKeyOrClientIP(b *testing.B) {
+	c := mustClientIP(b, ClientIPConfig{})
+	key := FirstOf(APIKey("X-API-Key"), c.Key)
+	r := newRequest("203.0.113.9:1")
+	if got, err := key(r); err != nil || got != "ip:203.0.113.9" {
+		b.Fatalf("key = %q, %v", got, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := key(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFormField(b *testing.B) {
+	username := FormField("username")
+	b.ReportAllocs()
+	for b.Loop() {
+		r := formRequest(http.MethodPost, "/login", formType, "username=alice&password=correct-horse")
+		if _, err := username(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

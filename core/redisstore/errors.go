@@ -1,0 +1,68 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// ErrClosed is returned by a Store used after Close.
+var ErrClosed = errors.New("redisstore: store closed")
+
+// ErrUnexpectedReply is wrapped by errors where Redis answered, but not as the scripts
+// expect: a key of another type under the store's prefix (WRONGTYPE), keys of one call
+// in different Cluster slots (CROSSSLOT), a state the scripts did not write, or a reply
+// of the wrong shape. Such a decision is an error, never a silent "allowed".
+var ErrUnexpectedReply = errors.New("redisstore: unexpected reply")
+
+// unavailablePrefixes are Redis error replies that mean the server cannot serve now
+// (loading its data, a read-only replica after a failover, a cluster without quorum, …).
+var unavailablePrefixes = []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "MISCONF", "OOM", "NOREPLICAS"}
+
+// wrapError names the policies of a failed call and classifies the failure: a
+// cancelled or expired ctx is returned as such; an unreachable or unready server wraps
+// core.ErrStoreUnavailable; anything else wraps ErrUnexpectedReply.
+func wrapError(ctx context.Context, reqs []core.Request, err error) error {
+	names := policyNames(reqs)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("redisstore: %s: %w", names, ctxErr)
+	}
+	if unavailable(err) {
+		return fmt.Errorf("redisstore: %s: %w: %w", names, core.ErrStoreUnavailable, err)
+	}
+	return fmt.Errorf("redisstore: %s: %w: %w", names, ErrUnexpectedReply, err)
+}
+
+func unavailable(err error) bool {
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	for _, prefix := range unavailablePrefixes {
+		if redis.HasErrorPrefix(err, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// policyNames names the policies of a call for an error message: `policy "api"` or
+// `policies "login-account", "login-ip"`.
+func policyNames(reqs []core.Request) string {
+	if len(reqs) == 1 {
+		return fmt.Sprintf("policy %q", reqs[0].Policy.Name())
+	}
+	quoted := make([]string, len(reqs))
+	for i := range reqs {
+		quoted[i] = fmt.Sprintf("%q", reqs[i].Policy.Name())
+	}
+	return "policies " + strings.Join(quoted, ", ")
+}

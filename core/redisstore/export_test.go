@@ -1,0 +1,4 @@
+package redisstore
+
+// WithSplitStacks exposes withSplitStacks to the external tests.
+var WithSplitStacks = withSplitStacks

@@ -1,0 +1,98 @@
+-- concurrency.lua: core/concurrency.go. State: a list of leases "id expires cost" in
+-- the order they were taken. Expired leases are dropped when a lease is taken, as in core.
+
+local concurrency = {}
+
+local function parse_lease(entry)
+  local id, expires, cost = string.match(entry, '^(%d+) (%d+) (%d+)$')
+  if not id then
+    return nil
+  end
+  return {id = id, expires = tonumber(expires), cost = tonumber(cost), entry = entry}
+end
+
+function concurrency.load(key, p)
+  local entries, err = read('LRANGE', key, 0, -1)
+  if err then
+    return nil, err
+  end
+  local leases = {}
+  for i = 1, #entries do
+    leases[i] = parse_lease(entries[i])
+    if not leases[i] then
+      return nil, 'malformed state'
+    end
+  end
+  return leases
+end
+
+function concurrency.step(leases, p, now, charge)
+  local in_flight, live, expired = 0, {}, {}
+  for _, lease in ipairs(leases) do
+    if lease.expires <= now then
+      expired[#expired + 1] = lease
+    else
+      in_flight = in_flight + lease.cost
+      live[#live + 1] = lease
+    end
+  end
+  local r = result()
+  local refused = in_flight + p.cost > p.limit
+  if refused or not charge then
+    r.remaining = p.limit - in_flight
+    local hint, last = 1000, 0
+    for _, lease in ipairs(live) do
+      hint = math.min(hint, lease.expires - now)
+      last = math.max(last, lease.expires - now)
+    end
+    if refused then
+      r.retry = math.max(hint, 1)
+    end
+    r.reset = last
+    return r
+  end
+  r.allowed = 1
+  r.remaining = p.limit - in_flight - p.cost
+  r.reset = p.period
+  local last = now + p.period
+  for _, lease in ipairs(live) do
+    last = math.max(last, lease.expires)
+  end
+  return r, {expired = expired, last = last}
+end
+
+local function entry(p, now)
+  return p.lease .. ' ' .. fmt(now + p.period) .. ' ' .. fmt(p.cost)
+end
+
+function concurrency.commit(key, old, change, p, now, margin)
+  for _, lease in ipairs(change.expired) do
+    redis.call('LREM', key, 1, lease.entry)
+  end
+  redis.call('RPUSH', key, entry(p, now))
+  expire(key, change.last - now + margin)
+end
+
+-- refund removes the lease the charge took at the same now.
+function concurrency.refund(key, leases, p, now, margin)
+  local taken = entry(p, now)
+  local back, last, found = {}, nil, false
+  for _, lease in ipairs(leases) do
+    if not found and lease.entry == taken then
+      found = true
+    else
+      back[#back + 1] = lease
+      last = math.max(last or lease.expires, lease.expires)
+    end
+  end
+  if not found then
+    return leases
+  end
+  redis.call('LREM', key, 1, taken)
+  if last then
+    expire(key, last - now + margin)
+  end
+  return back
+end
+
+algorithms.cc = concurrency

@@ -1,0 +1,76 @@
+-- fixedtime.lua: the fixed-point instants of GCRA and the leaky bucket (core/fixedtime.go):
+-- an instant is millis + frac/refill, with 0 <= frac < refill. State is "millis frac".
+
+local function load_fixed_time(key, p)
+  local v, err = read('GET', key)
+  if err then
+    return nil, err
+  end
+  if not v then
+    return {millis = 0, frac = 0}
+  end
+  local millis, frac = string.match(v, '^(%d+) (%d+)$')
+  millis, frac = tonumber(millis), tonumber(frac)
+  if not millis or frac >= p.refill then
+    return nil, 'malformed state'
+  end
+  return {millis = millis, frac = frac}
+end
+
+-- units_ahead is how far t lies after now in token units; far reports a distance past horizon.
+local function units_ahead(t, now, refill, horizon)
+  local diff = t.millis - now
+  if diff < 0 or (diff == 0 and t.frac == 0) then
+    return 0, false
+  end
+  if diff > quot(horizon + refill, refill) + 1 then
+    return 0, true
+  end
+  return diff * refill + t.frac, false
+end
+
+-- wait_until is how many whole ms from now until t lies at most allowance units ahead.
+local function wait_until(t, now, refill, allowance)
+  local wait = t.millis - now + ceildiv_signed(t.frac - allowance, refill)
+  if wait < 0 then
+    wait = 0
+  end
+  return wait
+end
+
+local function fixed_after(now, units, refill)
+  local whole = quot(units, refill)
+  return {millis = now + whole, frac = units - whole * refill}
+end
+
+-- save_fixed_time stores t with a TTL that ends when t has passed.
+local function save_fixed_time(key, t, now, margin)
+  local ceil = t.millis
+  if t.frac > 0 then
+    ceil = ceil + 1
+  end
+  redis.call('SET', key, fmt(t.millis) .. ' ' .. fmt(t.frac), 'PX', fmt(math.max(ceil - now + margin, 1)))
+end
+
+-- commit_fixed_time stores a charged TAT.
+local function commit_fixed_time(key, old, t, p, now, margin)
+  save_fixed_time(key, t, now, margin)
+end
+
+-- refund_fixed_time moves t back by the cost in token units: max(TAT, now) + cost
+-- becomes max(TAT, now). A TAT no later than now is no state at all.
+local function refund_fixed_time(key, t, p, now, margin)
+  local units = p.cost * p.unit
+  if t.millis < now or (t.millis == now and t.frac == 0) then
+    return t
+  end
+  local frac = t.frac - units
+  local borrow = floordiv(frac, p.refill)
+  local back = {millis = t.millis + borrow, frac = frac - borrow * p.refill}
+  if back.millis < now or (back.millis == now and back.frac == 0) then
+    redis.call('DEL', key)
+    return {millis = 0, frac = 0}
+  end
+  save_fixed_time(key, back, now, margin)
+  return back
+end

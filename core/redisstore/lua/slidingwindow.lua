@@ -1,0 +1,120 @@
+-- slidingwindow.lua: core/slidingwindow.go. State "window count previous": the current
+-- window's index and cost, and the cost of the window before it.
+
+local sliding_window = {}
+
+function sliding_window.load(key, p)
+  local v, err = read('GET', key)
+  if err then
+    return nil, err
+  end
+  if not v then
+    return {seen = false}
+  end
+  local window, count, previous = string.match(v, '^(%d+) (%d+) (%d+)$')
+  window, count, previous = tonumber(window), tonumber(count), tonumber(previous)
+  if not window or count > p.limit or previous > p.limit then
+    return nil, 'malformed state'
+  end
+  return {seen = true, window = window, count = count, previous = previous}
+end
+
+-- first_admitting_offset is slidingWindowWait: the first offset from the current
+-- window's start at which cost is admitted.
+local function first_admitting_offset(period, limit, cur, prev, cost)
+  local spare = limit - cur - cost
+  if spare >= 0 then
+    local e = ceildiv(period * (prev - spare), prev)
+    if e < period then
+      return e
+    end
+    return period
+  end
+  spare = limit - cost
+  if cur <= spare then
+    return period
+  end
+  local e = ceildiv(period * (cur - spare), cur)
+  if e < period then
+    return period + e
+  end
+  return 2 * period
+end
+
+local function estimate_remaining(limit, cur, weighted, period)
+  return math.max(limit - cur - ceildiv(weighted, period), 0)
+end
+
+local function until_recovered(start, period, cur, prev, now)
+  if cur > 0 then
+    return start + 2 * period - now
+  elseif prev > 0 then
+    return start + period - now
+  end
+  return 0
+end
+
+function sliding_window.step(st, p, now, charge)
+  local period = p.period
+  local window, cur, prev = floordiv(now, period), 0, 0
+  if st.seen then
+    if st.window >= window then
+      window, cur, prev = st.window, st.count, st.previous
+    elseif st.window == window - 1 then
+      prev = st.count
+    end
+  end
+  local start = window * period
+  local elapsed = math.max(now - start, 0)
+  local weighted = prev * (period - elapsed)
+  local spare = p.limit - cur - p.cost
+  local r = result()
+  r.stamp = window
+  local refused = spare < 0 or weighted > spare * period
+  if refused or not charge then
+    r.remaining = estimate_remaining(p.limit, cur, weighted, period)
+    if refused then
+      r.retry = start + first_admitting_offset(period, p.limit, cur, prev, p.cost) - now
+    end
+    r.reset = until_recovered(start, period, cur, prev, now)
+    return r
+  end
+  cur = cur + p.cost
+  r.allowed = 1
+  r.remaining = estimate_remaining(p.limit, cur, weighted, period)
+  r.reset = until_recovered(start, period, cur, prev, now)
+  return r, {seen = true, window = window, count = cur, previous = prev}
+end
+
+local function save_counts(key, st, p, now, margin)
+  local value = fmt(st.window) .. ' ' .. fmt(st.count) .. ' ' .. fmt(st.previous)
+  redis.call('SET', key, value, 'PX', fmt(math.max((st.window + 2) * p.period - now + margin, 1)))
+end
+
+function sliding_window.commit(key, old, st, p, now, margin)
+  save_counts(key, st, p, now, margin)
+end
+
+-- refund takes the cost out of the window it was charged to (stamp): the current
+-- window, or the previous one when the counter has moved on since.
+function sliding_window.refund(key, st, p, now, margin)
+  if not st.seen then
+    return st
+  end
+  local back = {seen = true, window = st.window, count = st.count, previous = st.previous}
+  if st.window == p.stamp then
+    back.count = math.max(back.count - p.cost, 0)
+  elseif st.window == p.stamp + 1 then
+    back.previous = math.max(back.previous - p.cost, 0)
+  else
+    return st
+  end
+  if back.count == 0 and back.previous == 0 then
+    redis.call('DEL', key)
+    return {seen = false}
+  end
+  save_counts(key, back, p, now, margin)
+  return back
+end
+
+algorithms.sw = sliding_window

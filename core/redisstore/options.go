@@ -1,0 +1,119 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Defaults of the options.
+const (
+	// DefaultPrefix starts every key the store writes.
+	DefaultPrefix = "rl:"
+	// DefaultServerTimeMargin is added to every TTL when time comes from Redis TIME: the
+	// expiry clock of Redis and TIME may straddle a millisecond boundary.
+	DefaultServerTimeMargin = time.Millisecond
+	// DefaultCallerClockMargin is added to every TTL when time comes from the caller's
+	// clock: callers' clocks may be skewed against each other and against Redis, and a
+	// key must outlive its state in every caller's time.
+	DefaultCallerClockMargin = time.Minute
+	// maxMargin bounds WithExpiryMargin.
+	maxMargin = 24 * time.Hour
+	// maxPrefix bounds WithPrefix.
+	maxPrefix = 64
+)
+
+type config struct {
+	prefix      string
+	clock       func() time.Time
+	hashTag     HashTagFunc
+	margin      time.Duration
+	marginSet   bool
+	splitStacks bool // tests: decide every request of a stack in its own call
+}
+
+// Option configures a Store. Invalid options fail New with an error.
+type Option func(*config) error
+
+// WithPrefix sets the prefix of every key (default DefaultPrefix, "rl:"). It may hold
+// at most 64 bytes and no braces, which would change the keys' hash tags.
+func WithPrefix(prefix string) Option {
+	return func(c *config) error {
+		if len(prefix) > maxPrefix || strings.ContainsAny(prefix, "{}") {
+			return fmt.Errorf("redisstore: WithPrefix(%q): want at most %d bytes and no braces", prefix, maxPrefix)
+		}
+		c.prefix = prefix
+		return nil
+	}
+}
+
+// WithClock makes decisions at the caller's clock instead of the Redis server's TIME.
+// The simulator uses it to replay traces; tests use it with a virtual clock. Every
+// caller sharing a Redis should then have a synchronised clock: a clock that runs
+// behind cannot mint tokens (timestamps never move backwards), but one that runs ahead
+// spends state early. The default, Redis TIME, makes the callers' clocks irrelevant.
+func WithClock(clock func() time.Time) Option {
+	return func(c *config) error {
+		if clock == nil {
+			return fmt.Errorf("redisstore: WithClock: nil clock")
+		}
+		c.clock = clock
+		return nil
+	}
+}
+
+// WithHashTag chooses the hash tags of the state keys, so that the keys of a stack can
+// share a Redis Cluster slot and be decided in one script call (see HashTagFunc,
+// TagByKey, TagPolicies). By default every (policy, key) has its own tag.
+func WithHashTag(tag HashTagFunc) Option {
+	return func(c *config) error {
+		if tag == nil {
+			return fmt.Errorf("redisstore: WithHashTag: nil function")
+		}
+		c.hashTag = tag
+		return nil
+	}
+}
+
+// WithExpiryMargin sets how long a key outlives the full recovery of its state
+// (default DefaultServerTimeMargin with Redis TIME, DefaultCallerClockMargin with
+// WithClock). Every key has a TTL: the time its state needs to recover fully, plus
+// this margin. It must be between 1ms and 24h.
+func WithExpiryMargin(margin time.Duration) Option {
+	return func(c *config) error {
+		if margin < time.Millisecond || margin > maxMargin || margin%time.Millisecond != 0 {
+			return fmt.Errorf("redisstore: WithExpiryMargin(%v): want whole milliseconds from 1ms to %v", margin, maxMargin)
+		}
+		c.margin, c.marginSet = margin, true
+		return nil
+	}
+}
+
+// withSplitStacks makes every request of a stack its own group, as on a Cluster whose
+// keys all lie in different slots, so that tests can exercise the charge-and-refund
+// path on any server.
+func withSplitStacks() Option {
+	return func(c *config) error {
+		c.splitStacks = true
+		return nil
+	}
+}
+
+func newConfig(options []Option) (config, error) {
+	c := config{prefix: DefaultPrefix}
+	for _, option := range options {
+		if option == nil {
+			return config{}, fmt.Errorf("redisstore: nil option")
+		}
+		if err := option(&c); err != nil {
+			return config{}, err
+		}
+	}
+	if !c.marginSet {
+		c.margin = DefaultServerTimeMargin
+		if c.clock != nil {
+			c.margin = DefaultCallerClockMargin
+		}
+	}
+	return c, nil
+}

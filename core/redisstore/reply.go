@@ -1,0 +1,60 @@
+package redisstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// fieldsPerResult is how many integers the decide script returns per policy.
+const fieldsPerResult = 6
+
+// maxReplyValue bounds every integer of a reply: the scripts compute below 2^53.
+const maxReplyValue = int64(1) << 53
+
+// parseDecision checks the decide script's reply and fills results (and stamps, when
+// not nil) for reqs. It reports the instant the script decided at and whether every
+// policy admitted. A reply of another shape is an error naming the policies; it
+// never yields an admission.
+func parseDecision(reply []int64, reqs []core.Request, results []core.Result, stamps []int64) (now int64, allowed bool, err error) {
+	if len(reply) != 2+fieldsPerResult*len(reqs) {
+		return 0, false, fmt.Errorf("%d integers for %d policies", len(reply), len(reqs))
+	}
+	now, all := reply[0], reply[1]
+	if now < 0 || now >= maxReplyValue || all < 0 || all > 1 {
+		return 0, false, fmt.Errorf("now %d, allowed %d", now, all)
+	}
+	every := true
+	for i := range reqs {
+		f := reply[2+fieldsPerResult*i : 2+fieldsPerResult*(i+1)]
+		p := &reqs[i].Policy
+		admitted, remaining, retry, reset, delay, stamp := f[0], f[1], f[2], f[3], f[4], f[5]
+		if admitted < 0 || admitted > 1 || remaining > p.Capacity()+1 || -remaining >= maxReplyValue ||
+			!inRange(retry) || !inRange(reset) || !inRange(delay) || !inRange(stamp) || admitted == 1 && retry != 0 {
+			return 0, false, fmt.Errorf("policy %q: fields %v", p.Name(), f)
+		}
+		results[i] = core.Result{
+			Policy:     p.Name(),
+			Allowed:    admitted == 1,
+			Limit:      p.Capacity(),
+			Remaining:  remaining,
+			RetryAfter: time.Duration(retry) * time.Millisecond,
+			ResetAfter: time.Duration(reset) * time.Millisecond,
+			Delay:      time.Duration(delay) * time.Millisecond,
+		}
+		if admitted == 1 && p.Algorithm() == core.Concurrency {
+			results[i].Lease = reqs[i].Lease
+		}
+		if stamps != nil {
+			stamps[i] = stamp
+		}
+		every = every && admitted == 1
+	}
+	if (all == 1) != every {
+		return 0, false, fmt.Errorf("stack allowed %d disagrees with its policies", all)
+	}
+	return now, all == 1, nil
+}
+
+func inRange(v int64) bool { return v >= 0 && v < maxReplyValue }

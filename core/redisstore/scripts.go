@@ -1,0 +1,89 @@
+package redisstore
+
+import (
+	"embed"
+	"strings"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// algorithmFiles are the Lua files that implement each algorithm, after the helpers
+// of common.lua.
+var algorithmFiles = map[core.Algorithm][]string{
+	core.TokenBucket:   {"tokenbucket.lua"},
+	core.GCRA:          {"fixedtime.lua", "gcra.lua"},
+	core.LeakyBucket:   {"fixedtime.lua", "leakybucket.lua"},
+	core.FixedWindow:   {"fixedwindow.lua"},
+	core.SlidingWindow: {"slidingwindow.lua"},
+	core.SlidingLog:    {"slidinglog.lua"},
+	core.Concurrency:   {"concurrency.lua"},
+}
+
+// scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision
+// whose policies share one algorithm runs that algorithm's script, which holds only
+// what it needs; a stack of mixed algorithms runs the script that holds them all.
+type scripts struct {
+	byAlgorithm map[core.Algorithm]*script
+	mixed       *script
+	release     *script
+}
+
+// loadScripts joins the embedded Lua files into the store's scripts: common.lua, the
+// algorithms' files, then the driver decide.lua.
+func loadScripts() scripts {
+	s := scripts{byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms))}
+	var all []string
+	for _, a := range core.Algorithms {
+		s.byAlgorithm[a] = newScript(join(algorithmFiles[a]))
+		for _, f := range algorithmFiles[a] {
+			if !contains(all, f) {
+				all = append(all, f)
+			}
+		}
+	}
+	s.mixed = newScript(join(all))
+	s.release = newScript(mustRead("release.lua"))
+	return s
+}
+
+// decideFor is the decide script for reqs.
+func (s *scripts) decideFor(reqs []core.Request) *script {
+	a := reqs[0].Policy.Algorithm()
+	for i := 1; i < len(reqs); i++ {
+		if reqs[i].Policy.Algorithm() != a {
+			return s.mixed
+		}
+	}
+	return s.byAlgorithm[a]
+}
+
+func join(files []string) string {
+	var b strings.Builder
+	for _, name := range append(append([]string{"common.lua"}, files...), "decide.lua") {
+		b.WriteString(mustRead(name))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mustRead reads an embedded file. The files are compiled into the binary, so a
+// failure is a build defect, caught by every test.
+func mustRead(name string) string {
+	b, err := luaFiles.ReadFile("lua/" + name)
+	if err != nil {
+		panic("redisstore: embedded script missing: " + name)
+	}
+	return string(b)
+}

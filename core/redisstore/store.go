@@ -1,0 +1,205 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// processor is the part of a go-redis client the store uses: Client, ClusterClient,
+// Ring and the failover clients all provide it, and their hooks see every command.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// topology is how a client spreads keys over servers, which decides which keys one
+// script call may touch.
+type topology int
+
+const (
+	standalone topology = iota // one server (Client, failover Client): any keys
+	cluster                    // Redis Cluster: keys of one slot
+	ring                       // Ring: keys of one hash tag
+)
+
+// Store is the Redis core.Store: each decision is one atomic Lua script. Create it
+// with New, Dial or NewEmbedded; it is safe for concurrent use.
+type Store struct {
+	client   processor
+	topology topology
+	prefix   string
+	clock    func() time.Time // nil: Redis TIME
+	hashTag  HashTagFunc
+	marginMs int64
+	split    bool
+	scripts  scripts
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closers   []func() error // resources the store owns (Dial, NewEmbedded)
+	closeErr  error
+}
+
+var _ core.Store = (*Store)(nil)
+
+// New returns a Store deciding on client: a *redis.Client (standalone or failover), a
+// *redis.ClusterClient or a *redis.Ring. Close does not close client. Enable the
+// client's ContextTimeoutEnabled so that ctx deadlines bound each decision.
+func New(client redis.UniversalClient, options ...Option) (*Store, error) {
+	if client == nil {
+		return nil, fmt.Errorf("redisstore: New: nil client")
+	}
+	cfg, err := newConfig(options)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		client:   client,
+		prefix:   cfg.prefix,
+		clock:    cfg.clock,
+		hashTag:  cfg.hashTag,
+		marginMs: cfg.margin.Milliseconds(),
+		split:    cfg.splitStacks,
+		scripts:  loadScripts(),
+	}
+	switch client.(type) {
+	case *redis.ClusterClient:
+		s.topology = cluster
+	case *redis.Ring:
+		s.topology = ring
+	}
+	return s, nil
+}
+
+// now is the instant argument of a decision: the caller's clock in milliseconds, or
+// serverTime for Redis TIME.
+func (s *Store) now() (int64, error) {
+	if s.clock == nil {
+		return serverTime, nil
+	}
+	ms := s.clock().UnixMilli()
+	if ms < 0 || ms >= 1<<50 {
+		return 0, fmt.Errorf("redisstore: clock reads %d ms since the Unix epoch, outside 0..2^50", ms)
+	}
+	return ms, nil
+}
+
+// Decide applies one request in one script call.
+func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if s.closed.Load() {
+		return core.Result{}, ErrClosed
+	}
+	if err := req.Check(); err != nil {
+		return core.Result{}, err
+	}
+	now, err := s.now()
+	if err != nil {
+		return core.Result{}, err
+	}
+	reqs := [1]core.Request{req}
+	keys := [1]string{s.stateKey(&req.Policy, req.Key)}
+	var results [1]core.Result
+	if _, _, err := s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:], nil); err != nil {
+		return core.Result{}, err
+	}
+	return results[0], nil
+}
+
+// DecideStack applies the requests as one all-or-nothing decision. When their keys
+// share a slot (always on a standalone server) it is one script call. Otherwise it
+// charges the groups of keys that do, in order, and refunds the charged groups when a
+// later one refuses (see the package documentation for the window this leaves).
+func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+	if s.closed.Load() {
+		return false, ErrClosed
+	}
+	if err := core.CheckStack(reqs, results); err != nil {
+		return false, err
+	}
+	now, err := s.now()
+	if err != nil {
+		return false, err
+	}
+	keys := make([]string, len(reqs))
+	for i := range reqs {
+		keys[i] = s.stateKey(&reqs[i].Policy, reqs[i].Key)
+	}
+	if groups := s.groups(keys); groups != nil {
+		return s.decideAcrossSlots(ctx, now, reqs, keys, results, groups)
+	}
+	_, allowed, err := s.decide(ctx, modeCharge, now, reqs, keys, results, nil)
+	return allowed, err
+}
+
+// decide runs the decide script once over keys (which must share a slot).
+func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.Request, keys []string, results []core.Result, stamps []int64) (int64, bool, error) {
+	arg := decideArgument(mode, now, s.marginMs, reqs, stamps)
+	reply, err := evalScript(ctx, s.client, s.scripts.decideFor(reqs), keys, arg, redis.NewIntSliceCmd)
+	if err != nil {
+		return 0, false, wrapError(ctx, reqs, err)
+	}
+	at, allowed, err := parseDecision(reply.Val(), reqs, results, stamps)
+	if err != nil {
+		return 0, false, fmt.Errorf("redisstore: %w: %w", ErrUnexpectedReply, err)
+	}
+	return at, allowed, nil
+}
+
+// Release ends a concurrency lease. Releasing a lease that expired or was released
+// already is not an error.
+func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := req.Check(); err != nil {
+		return err
+	}
+	if req.Policy.Algorithm() != core.Concurrency {
+		return fmt.Errorf("redisstore: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
+	}
+	key := [1]string{s.stateKey(&req.Policy, req.Key)}
+	reply, err := evalScript(ctx, s.client, s.scripts.release, key[:], fmt.Sprint(lease), redis.NewIntCmd)
+	if err != nil {
+		return wrapError(ctx, []core.Request{req}, err)
+	}
+	if v := reply.Val(); v != 0 && v != 1 {
+		return fmt.Errorf("redisstore: policy %q: %w: release returned %d", req.Policy.Name(), ErrUnexpectedReply, v)
+	}
+	return nil
+}
+
+// Ping checks that Redis answers, for health checks.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := s.client.Process(ctx, redis.NewStatusCmd(ctx, "ping")); err != nil {
+		return fmt.Errorf("redisstore: ping: %w", err)
+	}
+	return nil
+}
+
+// Key is the Redis key that holds policy's state for key (see the package
+// documentation for the layout). Operators use it to inspect a client's state.
+func (s *Store) Key(policy core.Policy, key string) string { return s.stateKey(&policy, key) }
+
+// Close marks the store closed and releases what it owns: the client made by Dial, the
+// client and server made by NewEmbedded. A client handed to New stays open. Close is
+// idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		for _, closeFn := range s.closers {
+			if err := closeFn(); err != nil && s.closeErr == nil {
+				s.closeErr = fmt.Errorf("redisstore: close: %w", err)
+			}
+		}
+	})
+	return s.closeErr
+}

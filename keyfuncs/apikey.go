@@ -24,15 +24,18 @@ func APIKey(header string) KeyFunc {
 		panic("keyfuncs: APIKey needs a header name")
 	}
 	canonical := http.CanonicalHeaderKey(header)
+	errAbsent := fmt.Errorf("%w: no %s header", ErrNoKey, canonical)
+	errEmpty := fmt.Errorf("%w: empty %s header", ErrNoKey, canonical)
 	return func(r *http.Request) (string, error) {
 		values := r.Header[canonical]
 		if len(values) == 0 {
-			return "", fmt.Errorf("%w: no %s header", ErrNoKey, canonical)
+			return "", errAbsent
 		}
 		secret := strings.TrimSpace(values[0])
 		if secret == "" {
-			return "", fmt.Errorf("%w: empty %s header", ErrNoKey, canonical)
+			return "", errEmpty
 		}
-		return apiKeyPrefix + HashSecret(secret), nil
+		var buf [len(apiKeyPrefix) + hashHexLength]byte
+		return string(appendHash(append(buf[:0], apiKeyPrefix...), secret)), nil
 	}
 }

@@ -54,7 +54,7 @@ func BenchmarkAPIKey(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		size int
-	}{{"32B", 32}, {"6kB", 6 << 10}} {
+	}{{"32B", 32}, {"64B", 64}, {"6kB", 6 << 10}} {
 		r := newRequest("203.0.113.9:1", header{"X-API-Key", strings.Repeat("k", tc.size)})
 		apiKey := APIKey("X-API-Key")
 		b.Run(tc.name, func(b *testing.B) {

@@ -25,10 +25,14 @@ func FromContext(ctxKey any, kind string) KeyFunc {
 		panic("keyfuncs: FromContext needs a kind, such as \"user\"")
 	}
 	prefix := kind + ":"
+	errAbsent := fmt.Errorf("%w: no %s in the request context", ErrNoKey, kind)
 	return func(r *http.Request) (string, error) {
 		value, err := contextString(r.Context().Value(ctxKey))
 		if err != nil {
-			return "", fmt.Errorf("keyfuncs: %s from context: %w", kind, err)
+			if err == errNoValue {
+				return "", errAbsent
+			}
+			return "", fmt.Errorf("keyfuncs: %s from the request context: %w", kind, err)
 		}
 		return boundKey(prefix + safeValue(value)), nil
 	}
@@ -40,12 +44,15 @@ func User(ctxKey any) KeyFunc { return FromContext(ctxKey, "user") }
 // Tenant returns FromContext(ctxKey, "tenant"): keys such as "tenant:acme".
 func Tenant(ctxKey any) KeyFunc { return FromContext(ctxKey, "tenant") }
 
+// errNoValue reports a context value that is absent, empty or a nil pointer.
+var errNoValue = fmt.Errorf("%w: no value", ErrNoKey)
+
 // contextString turns a context value into the identity it names.
 func contextString(v any) (string, error) {
 	var s string
 	switch v := v.(type) {
 	case nil:
-		return "", fmt.Errorf("%w: no value", ErrNoKey)
+		return "", errNoValue
 	case string:
 		s = v
 	case int:
@@ -62,14 +69,14 @@ func contextString(v any) (string, error) {
 		s = strconv.FormatUint(v, 10)
 	case fmt.Stringer:
 		if isNilPointer(v) {
-			return "", fmt.Errorf("%w: nil %T", ErrNoKey, v)
+			return "", errNoValue
 		}
 		s = v.String()
 	default:
 		return "", fmt.Errorf("value of type %T is neither a string, an integer nor a fmt.Stringer", v)
 	}
 	if s == "" {
-		return "", fmt.Errorf("%w: empty value", ErrNoKey)
+		return "", errNoValue
 	}
 	return s, nil
 }

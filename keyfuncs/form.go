@@ -54,6 +54,7 @@ func FormFieldWith(name string, normalize func(string) string) KeyFunc {
 		panic("keyfuncs: FormField needs a field name")
 	}
 	prefix := "form:" + name + ":"
+	errAbsent := fmt.Errorf("%w: no form field %q", ErrNoKey, name)
 	return func(r *http.Request) (string, error) {
 		value, err := formValue(r, name)
 		if err != nil {
@@ -63,7 +64,7 @@ func FormFieldWith(name string, normalize func(string) string) KeyFunc {
 			value = normalize(value)
 		}
 		if value == "" {
-			return "", fmt.Errorf("%w: no form field %q", ErrNoKey, name)
+			return "", errAbsent
 		}
 		return boundKey(prefix + safeValue(value)), nil
 	}

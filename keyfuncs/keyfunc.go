@@ -44,6 +44,7 @@ func FirstOf(fns ...KeyFunc) KeyFunc {
 			panic(fmt.Sprintf("keyfuncs: FirstOf argument %d is nil", i))
 		}
 	}
+	errNone := fmt.Errorf("%w: none of %d key functions found a key", ErrNoKey, len(fns))
 	return func(r *http.Request) (string, error) {
 		for _, fn := range fns {
 			key, err := fn(r)
@@ -54,7 +55,7 @@ func FirstOf(fns ...KeyFunc) KeyFunc {
 				return "", err
 			}
 		}
-		return "", fmt.Errorf("%w: none of %d key functions found a key", ErrNoKey, len(fns))
+		return "", errNone
 	}
 }
 

@@ -26,19 +26,24 @@ func parseNode(s string) (netip.Addr, bool) {
 		}
 		return normalize(addr), true
 	}
-	if addr, err := netip.ParseAddr(s); err == nil {
-		return normalize(addr), true
+	// One colon: an IPv4 address with a port. Checked before parsing the whole
+	// string as an address, so that the common "ip:port" RemoteAddr does not
+	// cost a failed parse (and its error allocation).
+	if colon := strings.IndexByte(s, ':'); colon >= 0 && strings.LastIndexByte(s, ':') == colon {
+		if !validPort(s[colon:]) {
+			return netip.Addr{}, false
+		}
+		addr, err := netip.ParseAddr(s[:colon])
+		if err != nil || !addr.Is4() {
+			return netip.Addr{}, false
+		}
+		return addr, true
 	}
-	// An IPv4 address with a port: exactly one colon.
-	colon := strings.IndexByte(s, ':')
-	if colon < 0 || !validPort(s[colon:]) {
+	addr, err := netip.ParseAddr(s)
+	if err != nil {
 		return netip.Addr{}, false
 	}
-	addr, err := netip.ParseAddr(s[:colon])
-	if err != nil || !addr.Is4() {
-		return netip.Addr{}, false
-	}
-	return addr, true
+	return normalize(addr), true
 }
 
 // validPort reports whether s is empty or ":" followed by a port: 1 to 5

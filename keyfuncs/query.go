@@ -17,10 +17,11 @@ func Query(name string) KeyFunc {
 		panic("keyfuncs: Query needs a parameter name")
 	}
 	prefix := "query:" + name + ":"
+	errAbsent := fmt.Errorf("%w: no query parameter %q", ErrNoKey, name)
 	return func(r *http.Request) (string, error) {
 		value, found := firstURLEncodedValue(r.URL.RawQuery, name, true)
 		if !found || value == "" {
-			return "", fmt.Errorf("%w: no query parameter %q", ErrNoKey, name)
+			return "", errAbsent
 		}
 		return boundKey(prefix + safeValue(value)), nil
 	}

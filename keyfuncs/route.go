@@ -9,6 +9,9 @@ import (
 // routePrefix starts every key Route and RoutePattern return.
 const routePrefix = "route:"
 
+// errNoPattern reports a request that no route pattern matched.
+var errNoPattern = fmt.Errorf("%w: no route pattern", ErrNoKey)
+
 // Route returns a KeyFunc that keys a request by its endpoint on a net/http
 // ServeMux (Go 1.22 patterns): "route:" + method + " " + the matched pattern,
 // for example "route:GET /items/{id}". A method in the pattern itself is not
@@ -38,7 +41,7 @@ func RoutePattern(pattern func(r *http.Request) string) KeyFunc {
 	return func(r *http.Request) (string, error) {
 		p := pattern(r)
 		if p == "" {
-			return "", fmt.Errorf("%w: no route pattern", ErrNoKey)
+			return "", errNoPattern
 		}
 		return boundKey(routePrefix + safeValue(r.Method+" "+patternPath(p))), nil
 	}

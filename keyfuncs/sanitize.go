@@ -23,19 +23,27 @@ const hashHexLength = 32
 // secret. APIKey uses it so that raw secrets never reach a store or a log; use it
 // to find the key of a known API key, for example in an operator's tooling.
 func HashSecret(secret string) string {
-	sum := sha256.Sum256([]byte(secret))
-	var out [hashHexLength]byte
-	hex.Encode(out[:], sum[:hashHexLength/2])
-	return string(out[:])
+	var buf [hashHexLength]byte
+	return string(appendHash(buf[:0], secret))
 }
 
 // hashed returns the "h:"-prefixed hash that stands for v in a key.
 func hashed(v string) string {
-	sum := sha256.Sum256([]byte(v))
-	var out [len(hashPrefix) + hashHexLength]byte
-	copy(out[:], hashPrefix)
-	hex.Encode(out[len(hashPrefix):], sum[:hashHexLength/2])
-	return string(out[:])
+	var buf [len(hashPrefix) + hashHexLength]byte
+	return string(appendHash(append(buf[:0], hashPrefix...), v))
+}
+
+// appendHash appends the hash HashSecret returns for s to dst. Strings of
+// usual lengths are copied to the stack rather than converted on the heap.
+func appendHash(dst []byte, s string) []byte {
+	var sum [sha256.Size]byte
+	if len(s) <= 256 {
+		var buf [256]byte
+		sum = sha256.Sum256(buf[:copy(buf[:], s)])
+	} else {
+		sum = sha256.Sum256([]byte(s))
+	}
+	return hex.AppendEncode(dst, sum[:hashHexLength/2])
 }
 
 // safeValue returns v when it can appear verbatim in a key, or its hash when it

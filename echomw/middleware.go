@@ -1,0 +1,135 @@
+package echomw
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httplimit"
+	"github.com/labstack/echo/v4"
+)
+
+// DenyHandler writes the response to a refused request; the rate-limit fields and
+// Retry-After are already set. The default answers 429 with the problem body of
+// httplimit.Denial.Problem.
+type DenyHandler func(c echo.Context, d *httplimit.Denial) error
+
+// ErrorHandler writes the response to a request that could not be decided. The
+// default answers as httplimit.ErrorResponse says (503 with Retry-After for store
+// failures), never with err's text.
+type ErrorHandler func(c echo.Context, err error) error
+
+type denyHandler DenyHandler
+type errorHandler ErrorHandler
+
+// WithDenyHandler replaces the response to refused requests.
+func WithDenyHandler(h DenyHandler) httplimit.Option {
+	if h == nil {
+		return httplimit.ErrorOption(errors.New("echomw: WithDenyHandler: nil handler"))
+	}
+	return httplimit.AdapterOption(denyHandler(h))
+}
+
+// WithErrorHandler replaces the response to requests that could not be decided.
+func WithErrorHandler(h ErrorHandler) httplimit.Option {
+	if h == nil {
+		return httplimit.ErrorOption(errors.New("echomw: WithErrorHandler: nil handler"))
+	}
+	return httplimit.AdapterOption(errorHandler(h))
+}
+
+// New returns echo middleware enforcing limits on store. The options are the
+// engine's (httplimit.WithCost, httplimit.WithShadow, …) and this package's deny
+// and error handlers. Errors name the offending policy or option.
+func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (echo.MiddlewareFunc, error) {
+	l, err := httplimit.New(store, limits, options...)
+	if err != nil {
+		return nil, err
+	}
+	return FromLimiter(l)
+}
+
+// Middleware is New for static configuration: it panics on an invalid configuration.
+func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.Option) echo.MiddlewareFunc {
+	mw, err := New(store, limits, options...)
+	if err != nil {
+		panic(err)
+	}
+	return mw
+}
+
+// FromLimiter returns echo middleware for an existing Limiter.
+func FromLimiter(l *httplimit.Limiter) (echo.MiddlewareFunc, error) {
+	deny, onError := DenyHandler(writeDenial), ErrorHandler(writeError)
+	for _, v := range l.AdapterOptions() {
+		switch h := v.(type) {
+		case denyHandler:
+			deny = DenyHandler(h)
+		case errorHandler:
+			onError = ErrorHandler(h)
+		default:
+			return nil, fmt.Errorf("echomw: option %T belongs to another adapter", v)
+		}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			return serve(l, deny, onError, next, c)
+		}
+	}, nil
+}
+
+func writeDenial(c echo.Context, d *httplimit.Denial) error {
+	return c.Blob(http.StatusTooManyRequests, httplimit.ProblemContentType, d.Problem())
+}
+
+func writeError(c echo.Context, err error) error {
+	status, retryAfter, body := httplimit.ErrorResponse(err)
+	if retryAfter > 0 {
+		c.Response().Header()["Retry-After"] = []string{strconv.FormatInt(retryAfter, 10)}
+	}
+	return c.Blob(status, httplimit.ProblemContentType, []byte(body))
+}
+
+func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
+	r := c.Request()
+	if r.Pattern == "" {
+		r.Pattern = c.Path()
+	}
+	t := l.Start(r, c.Response().Header())
+	switch t.Outcome() {
+	case httplimit.Skipped:
+		return next(c)
+	case httplimit.Denied:
+		err = deny(c, t.Denial())
+		t.Finish(http.StatusTooManyRequests, true)
+		return err
+	case httplimit.Failed:
+		err = onError(c, t.Err())
+		t.Finish(0, true)
+		return err
+	}
+	if t.Wait(r.Context()) != nil {
+		t.Finish(0, false) // the client went away while queued: nothing to answer
+		return nil
+	}
+	completed := false
+	defer func() { t.Finish(status(c, err), completed) }() // also on panic, which then continues
+	err = next(c)
+	completed = true
+	return err
+}
+
+// status is the response status of a handler that returned err: the written
+// status, or the one echo's error handler will write for err.
+func status(c echo.Context, err error) int {
+	if err == nil || c.Response().Committed {
+		return c.Response().Status
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	return http.StatusInternalServerError
+}

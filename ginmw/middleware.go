@@ -1,0 +1,127 @@
+package ginmw
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httplimit"
+)
+
+// DenyHandler writes the response to a refused request; the rate-limit fields and
+// Retry-After are already set. The chain is aborted after it returns. The default
+// answers 429 with the problem body of httplimit.Denial.Problem.
+type DenyHandler func(c *gin.Context, d *httplimit.Denial)
+
+// ErrorHandler writes the response to a request that could not be decided; the
+// chain is aborted after it returns. The default answers as httplimit.ErrorResponse
+// says (503 with Retry-After for store failures), never with err's text.
+type ErrorHandler func(c *gin.Context, err error)
+
+type denyHandler DenyHandler
+type errorHandler ErrorHandler
+
+// WithDenyHandler replaces the response to refused requests.
+func WithDenyHandler(h DenyHandler) httplimit.Option {
+	if h == nil {
+		return httplimit.ErrorOption(errors.New("ginmw: WithDenyHandler: nil handler"))
+	}
+	return httplimit.AdapterOption(denyHandler(h))
+}
+
+// WithErrorHandler replaces the response to requests that could not be decided.
+func WithErrorHandler(h ErrorHandler) httplimit.Option {
+	if h == nil {
+		return httplimit.ErrorOption(errors.New("ginmw: WithErrorHandler: nil handler"))
+	}
+	return httplimit.AdapterOption(errorHandler(h))
+}
+
+// New returns gin middleware enforcing limits on store. The options are the
+// engine's (httplimit.WithCost, httplimit.WithShadow, …) and this package's deny
+// and error handlers. Errors name the offending policy or option.
+func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (gin.HandlerFunc, error) {
+	l, err := httplimit.New(store, limits, options...)
+	if err != nil {
+		return nil, err
+	}
+	return FromLimiter(l)
+}
+
+// Middleware is New for static configuration: it panics on an invalid configuration.
+func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.Option) gin.HandlerFunc {
+	h, err := New(store, limits, options...)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// FromLimiter returns gin middleware for an existing Limiter.
+func FromLimiter(l *httplimit.Limiter) (gin.HandlerFunc, error) {
+	m := &middleware{limiter: l, deny: writeDenial, onError: writeError}
+	for _, v := range l.AdapterOptions() {
+		switch h := v.(type) {
+		case denyHandler:
+			m.deny = DenyHandler(h)
+		case errorHandler:
+			m.onError = ErrorHandler(h)
+		default:
+			return nil, fmt.Errorf("ginmw: option %T belongs to another adapter", v)
+		}
+	}
+	return m.handle, nil
+}
+
+func writeDenial(c *gin.Context, d *httplimit.Denial) {
+	c.Data(http.StatusTooManyRequests, httplimit.ProblemContentType, d.Problem())
+}
+
+func writeError(c *gin.Context, err error) {
+	status, retryAfter, body := httplimit.ErrorResponse(err)
+	if retryAfter > 0 {
+		c.Writer.Header()["Retry-After"] = []string{strconv.FormatInt(retryAfter, 10)}
+	}
+	c.Data(status, httplimit.ProblemContentType, []byte(body))
+}
+
+type middleware struct {
+	limiter *httplimit.Limiter
+	deny    DenyHandler
+	onError ErrorHandler
+}
+
+func (m *middleware) handle(c *gin.Context) {
+	r := c.Request
+	if r.Pattern == "" {
+		r.Pattern = c.FullPath()
+	}
+	t := m.limiter.Start(r, c.Writer.Header())
+	switch t.Outcome() {
+	case httplimit.Skipped:
+		c.Next()
+		return
+	case httplimit.Denied:
+		m.deny(c, t.Denial())
+		c.Abort()
+		t.Finish(http.StatusTooManyRequests, true)
+		return
+	case httplimit.Failed:
+		m.onError(c, t.Err())
+		c.Abort()
+		t.Finish(0, true)
+		return
+	}
+	if err := t.Wait(r.Context()); err != nil {
+		c.Abort() // the client went away while queued: nothing to answer
+		t.Finish(0, false)
+		return
+	}
+	completed := false
+	defer func() { t.Finish(c.Writer.Status(), completed) }() // also on panic, which then continues
+	c.Next()
+	completed = true
+}

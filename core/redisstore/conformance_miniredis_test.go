@@ -1,8 +1,7 @@
 package redisstore_test
 
 import (
-	"fmt"
-	"sync/atomic"
+	"crypto/rand"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
@@ -14,12 +13,10 @@ import (
 )
 
 // newStoreOn returns a conformance-suite factory for stores on client. Every store
-// gets its own key prefix, so stores of one test never see each other's state.
+// gets its own random key prefix, so stores sharing a server never see each other's state.
 func newStoreOn(client redis.UniversalClient, options ...redisstore.Option) storetest.NewStore {
-	var count atomic.Int64
 	return func(t testing.TB, clock *storetest.Clock) core.Store {
-		prefix := fmt.Sprintf("t%d:", count.Add(1))
-		opts := append([]redisstore.Option{redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix)}, options...)
+		opts := append([]redisstore.Option{redisstore.WithClock(clock.Now), redisstore.WithPrefix(uniquePrefix())}, options...)
 		s, err := redisstore.New(client, opts...)
 		if err != nil {
 			t.Fatal(err)
@@ -45,3 +42,6 @@ func TestConformanceMiniredis(t *testing.T) {
 func TestConformanceMiniredisSplitStacks(t *testing.T) {
 	storetest.Run(t, newStoreOn(newMiniredisClient(t), redisstore.WithSplitStacks()))
 }
+
+// uniquePrefix is a fresh key prefix: "t", 16 random base32 digits and a colon.
+func uniquePrefix() string { return "t" + rand.Text()[:16] + ":" }

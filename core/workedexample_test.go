@@ -1,8 +1,12 @@
-package core
+package core_test
 
 import (
 	"math/big"
 	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/reference"
 )
 
 // The worked example: a token bucket of rate 10/s and capacity 50, fed 60 requests
@@ -10,18 +14,19 @@ import (
 // of refill), then admits about one request in six (10 of 60). Request i arrives at
 // i×1000/60 ms exactly; the decisions are checked against exact rational arithmetic.
 func TestWorkedExampleTokenBucketAt60PerSecond(t *testing.T) {
-	p := MustPolicy("worked", TokenBucket, PerSecond(10), WithBurst(50))
+	p := core.MustPolicy("worked", core.TokenBucket, core.PerSecond(10), core.WithBurst(50))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	// Arrival times are fractions of a millisecond; the store clock is whole
 	// milliseconds, so request i is decided at ⌊i×1000/60⌋ ms.
 	const requests = 60 * 10 // ten seconds
-	var s State
-	ref := &tokenBucketRef{}
+	var s core.State
+	ref := reference.New(p)
 	admitted := make([]bool, requests)
 	for i := int64(0); i < requests; i++ {
 		at := t0 + i*1000/60
-		var r Result
-		s, r = Step(s, &p, at, 1, 0)
-		want, _, _ := ref.decide(p, at, 1)
+		var r core.Result
+		s, r = core.Step(s, &p, at, 1, 0)
+		want := ref.Decide(at, 1).Allowed
 		if r.Allowed != want {
 			t.Fatalf("request %d at %dms: allowed=%v, exact arithmetic says %v", i, at-t0, r.Allowed, want)
 		}

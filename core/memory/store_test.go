@@ -15,7 +15,7 @@ func TestSweepEvictsOnlyRecoveredKeys(t *testing.T) {
 	clock := storetest.NewClock()
 	store := newTestStore(t, clock)
 	ctx := context.Background()
-	fast := core.MustPolicy("fast", core.TokenBucket, core.PerSecond(10))  // recovers in 100ms per token
+	fast := core.MustPolicy("fast", core.TokenBucket, core.PerSecond(10)) // recovers in 100ms per token
 	slow := core.MustPolicy("slow", core.FixedWindow, core.PerMinute(10)) // recovers when its minute ends
 	for i := 0; i < 10; i++ {
 		mustDecide(t, store, core.Request{Policy: fast, Key: fmt.Sprint("f", i)})

@@ -50,4 +50,3 @@ func referencePolicies(alg Algorithm) []Policy {
 	}
 	return ps
 }
-

@@ -32,7 +32,9 @@ type ClientIPConfig struct {
 	// TrustedProxies lists the addresses of your own reverse proxies and load
 	// balancers (see ParseTrustedProxies). Forwarding headers are honoured only
 	// on connections from one of them, and only the hops they appended are
-	// believed. Default: none, so only the TCP peer (r.RemoteAddr) counts.
+	// believed. Every address inside these prefixes is trusted to write
+	// forwarding headers, so list your proxies, not whole client networks.
+	// Default: none, so only the TCP peer (r.RemoteAddr) counts.
 	TrustedProxies []netip.Prefix
 	// Headers lists the forwarding headers that trusted proxies set, in order of
 	// preference: the first one present in a request decides. Default:
@@ -64,8 +66,8 @@ type ClientIPConfig struct {
 // the first untrusted address is the client. The walk stops at an entry that is
 // not an address (garbage, "unknown", an obfuscated "_id"), and after MaxHops
 // entries; then the last address examined is the client (the leftmost proxy
-// reached). A header that yields no address at all leaves the TCP peer as the
-// client. Addresses are normalized: IPv4-mapped IPv6 becomes IPv4 and zones are
+// reached). X-Real-IP holds one address (of several lines, the last counts).
+// A header that yields no address at all leaves the TCP peer as the client. Addresses are normalized: IPv4-mapped IPv6 becomes IPv4 and zones are
 // dropped.
 type ClientIP struct {
 	trusted       []netip.Prefix

@@ -138,18 +138,22 @@ func TestStackOneCallPerSlotGroup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := 0; i < 10; i++ {
-				reqs := []core.Request{
-					{Policy: policies[0], Key: fmt.Sprintf("user%d", i)},
-					{Policy: policies[1], Key: "203.0.113.9"},
-					{Policy: policies[2], Key: "203.0.113"},
-				}
-				counter.reset()
-				if _, err := store.DecideStack(context.Background(), reqs, make([]core.Result, 3)); err != nil {
-					t.Fatal(err)
-				}
-				if got := counter.scripts(); got != c.calls {
-					t.Fatalf("stack %d: %d script calls, want %d", i, got, c.calls)
+			// The first round loads the script on the nodes (EVALSHA, NOSCRIPT, EVAL);
+			// the second is counted.
+			for round := 0; round < 2; round++ {
+				for i := 0; i < 10; i++ {
+					reqs := []core.Request{
+						{Policy: policies[0], Key: fmt.Sprintf("user%d", i)},
+						{Policy: policies[1], Key: "203.0.113.9"},
+						{Policy: policies[2], Key: "203.0.113"},
+					}
+					counter.reset()
+					if _, err := store.DecideStack(context.Background(), reqs, make([]core.Result, 3)); err != nil {
+						t.Fatal(err)
+					}
+					if got := counter.scripts(); round == 1 && got != c.calls {
+						t.Fatalf("stack %d: %d script calls, want %d", i, got, c.calls)
+					}
 				}
 			}
 		})

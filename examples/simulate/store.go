@@ -13,7 +13,7 @@ import (
 // virtualClock is the trace's clock: it reads the t_ms of the row being decided.
 type virtualClock struct{ ms atomic.Int64 }
 
-func (c *virtualClock) set(ms int64)    { c.ms.Store(ms) }
+func (c *virtualClock) set(ms int64)   { c.ms.Store(ms) }
 func (c *virtualClock) now() time.Time { return time.UnixMilli(c.ms.Load()) }
 
 // openStore opens the chosen store on the virtual clock. Redis stores take the

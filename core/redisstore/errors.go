@@ -35,9 +35,9 @@ func wrapError(ctx context.Context, reqs []core.Request, err error) error {
 		return fmt.Errorf("redisstore: %s: %w", names, ctxErr)
 	}
 	if unavailable(err) {
-		return fmt.Errorf("redisstore: %s: %w: %w", names, core.ErrStoreUnavailable, err)
+		return fmt.Errorf("%s: %w: %w", names, core.ErrStoreUnavailable, err)
 	}
-	return fmt.Errorf("redisstore: %s: %w: %w", names, ErrUnexpectedReply, err)
+	return fmt.Errorf("%s: %w: %w", names, ErrUnexpectedReply, err)
 }
 
 func unavailable(err error) bool {

@@ -40,4 +40,3 @@ func (c *commandCounter) scripts() int64 {
 	}
 	return c.evals.Load()
 }
-

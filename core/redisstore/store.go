@@ -146,7 +146,7 @@ func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.
 	}
 	at, allowed, err := parseDecision(reply.Val(), reqs, results, stamps)
 	if err != nil {
-		return 0, false, fmt.Errorf("redisstore: %w: %w", ErrUnexpectedReply, err)
+		return 0, false, fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
 	}
 	return at, allowed, nil
 }
@@ -169,7 +169,7 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 		return wrapError(ctx, []core.Request{req}, err)
 	}
 	if v := reply.Val(); v != 0 && v != 1 {
-		return fmt.Errorf("redisstore: policy %q: %w: release returned %d", req.Policy.Name(), ErrUnexpectedReply, v)
+		return fmt.Errorf("policy %q: %w: release returned %d", req.Policy.Name(), ErrUnexpectedReply, v)
 	}
 	return nil
 }

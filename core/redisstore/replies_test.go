@@ -1,0 +1,236 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+)
+
+// checkFailure asserts that a decision failed with an error that wraps want and names
+// the policy, and that it admitted nothing.
+func checkFailure(t *testing.T, res core.Result, err error, want error, policy string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; result %+v", res)
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("error %q does not wrap %q", err, want)
+	}
+	if !strings.Contains(err.Error(), `"`+policy+`"`) {
+		t.Fatalf("error %q does not name policy %q", err, policy)
+	}
+	if res.Allowed {
+		t.Fatalf("a failed decision admitted: %+v", res)
+	}
+}
+
+// TestWrongTypeAndForeignState puts keys of another type, and values the scripts did
+// not write, where the store keeps state: every algorithm reports an error naming the
+// policy, and writes nothing.
+func TestWrongTypeAndForeignState(t *testing.T) {
+	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
+		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
+		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := client(t)
+			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for _, p := range ttlPolicies() {
+				list := p.Algorithm() == core.SlidingLog || p.Algorithm() == core.Concurrency
+				for _, c := range []struct {
+					name  string
+					plant func(key string) error
+				}{
+					{"WrongType", func(key string) error {
+						if list {
+							return client.Set(ctx, key, "1 2", 0).Err()
+						}
+						return client.RPush(ctx, key, "1", "2").Err()
+					}},
+					{"ForeignValue", func(key string) error {
+						if list {
+							return client.RPush(ctx, key, "garbage", "x", "y").Err()
+						}
+						return client.Set(ctx, key, "garbage", 0).Err()
+					}},
+				} {
+					key := c.name + "-victim"
+					redisKey := store.Key(p, key)
+					if err := c.plant(redisKey); err != nil {
+						t.Fatal(err)
+					}
+					res, err := store.Decide(ctx, core.Request{Policy: p, Key: key, Lease: 1})
+					checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
+					// A stack with the broken key fails whole, and charges no other policy.
+					other := core.MustPolicy("wrongtype-other", core.FixedWindow, core.PerMinute(1))
+					reqs := []core.Request{{Policy: other, Key: key}, {Policy: p, Key: key, Lease: 2}}
+					allowed, err := store.DecideStack(ctx, reqs, make([]core.Result, 2))
+					checkFailure(t, core.Result{Allowed: allowed}, err, redisstore.ErrUnexpectedReply, p.Name())
+					if n, _ := client.Exists(ctx, store.Key(other, key)).Result(); n != 0 {
+						t.Fatalf("%s %s: the failed stack wrote the other policy's state", p.Name(), c.name)
+					}
+					if p.Algorithm() == core.Concurrency {
+						err := store.Release(ctx, core.Request{Policy: p, Key: key}, 1)
+						checkFailure(t, core.Result{}, err, redisstore.ErrUnexpectedReply, p.Name())
+					}
+					client.Del(ctx, redisKey)
+				}
+			}
+		})
+	}
+}
+
+// TestServerNotReady: LOADING (a restarting server) and READONLY (a replica after a
+// failover) fail the decision with core.ErrStoreUnavailable, naming the policy.
+func TestServerNotReady(t *testing.T) {
+	server := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.MustPolicy("not-ready", core.TokenBucket, core.PerSecond(5))
+	for _, reply := range []string{
+		"LOADING Redis is loading the dataset in memory",
+		"READONLY You can't write against a read only replica.",
+		"CLUSTERDOWN The cluster is down",
+	} {
+		server.SetError(reply)
+		res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+		checkFailure(t, res, err, core.ErrStoreUnavailable, p.Name())
+		allowed, err := store.DecideStack(context.Background(), []core.Request{{Policy: p, Key: "k"}}, make([]core.Result, 1))
+		checkFailure(t, core.Result{Allowed: allowed}, err, core.ErrStoreUnavailable, p.Name())
+	}
+	server.SetError("")
+	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"}); err != nil {
+		t.Fatalf("after the server recovered: %v", err)
+	}
+}
+
+// TestUnreachableServer: a closed server is core.ErrStoreUnavailable, and a cancelled
+// context is reported as such, not as a store failure.
+func TestUnreachableServer(t *testing.T) {
+	server := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.MustPolicy("unreachable", core.GCRA, core.PerSecond(5))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := store.Decide(ctx, core.Request{Policy: p, Key: "k"})
+	checkFailure(t, res, err, context.Canceled, p.Name())
+	if errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("a cancelled context was reported as a store failure: %v", err)
+	}
+	server.Close()
+	res, err = store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+	checkFailure(t, res, err, core.ErrStoreUnavailable, p.Name())
+}
+
+// TestCrossSlotOnCluster: a client the store cannot recognise as a Cluster client (here
+// a wrapper) makes the store send a stack's keys in one call; the Cluster refuses with
+// CROSSSLOT, which is an error naming the policies, never an admission.
+func TestCrossSlotOnCluster(t *testing.T) {
+	client := wrappedClient{clusterClient(t)}
+	store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := core.MustPolicy("crossslot-a", core.TokenBucket, core.PerSecond(5))
+	b := core.MustPolicy("crossslot-b", core.TokenBucket, core.PerSecond(5))
+	results := make([]core.Result, 2)
+	allowed, err := store.DecideStack(context.Background(), []core.Request{{Policy: a, Key: "x"}, {Policy: b, Key: "y"}}, results)
+	checkFailure(t, core.Result{Allowed: allowed}, err, redisstore.ErrUnexpectedReply, a.Name())
+	if !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("error %q does not say CROSSSLOT", err)
+	}
+}
+
+// wrappedClient hides a ClusterClient's type, as an instrumentation wrapper would.
+type wrappedClient struct{ *redis.ClusterClient }
+
+// TestCrossSlotReply simulates the CROSSSLOT reply on any server with a hook.
+func TestCrossSlotReply(t *testing.T) {
+	client := newMiniredisClient(t)
+	client.AddHook(replyHook{err: errors.New("CROSSSLOT Keys in request don't hash to the same slot")})
+	store, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.MustPolicy("crossslot", core.SlidingWindow, core.PerSecond(5))
+	res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+	checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
+}
+
+// TestMalformedReplies feeds replies of the wrong shape to the store: each one is an
+// error naming the policy, never an admission, never a panic.
+func TestMalformedReplies(t *testing.T) {
+	p := core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5))
+	for name, reply := range map[string][]int64{
+		"Empty":                 {},
+		"Short":                 {1767225600000, 1, 1, 4, 0},
+		"Long":                  {1767225600000, 1, 1, 4, 0, 200, 0, 0, 7},
+		"AllowedIsTwo":          {1767225600000, 1, 2, 4, 0, 200, 0, 0},
+		"NegativeRetry":         {1767225600000, 0, 0, 4, -5, 200, 0, 0},
+		"RemainingAboveLimit":   {1767225600000, 1, 1, 99, 0, 200, 0, 0},
+		"AdmittedWithRetry":     {1767225600000, 1, 1, 4, 10, 200, 0, 0},
+		"StackFlagDisagrees":    {1767225600000, 1, 0, 4, 10, 200, 0, 0},
+		"NegativeInstant":       {-1, 1, 1, 4, 0, 200, 0, 0},
+		"RetryBeyondExactRange": {1767225600000, 0, 0, 4, 1 << 60, 200, 0, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := newMiniredisClient(t)
+			client.AddHook(replyHook{ints: reply})
+			store, err := redisstore.New(client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+			checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
+		})
+	}
+}
+
+// replyHook answers every script call itself: with err, or with the integers ints.
+type replyHook struct {
+	err  error
+	ints []int64
+}
+
+func (h replyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name != "evalsha" && name != "eval" {
+			return next(ctx, cmd)
+		}
+		if h.err != nil {
+			cmd.SetErr(h.err)
+			return h.err
+		}
+		if c, ok := cmd.(*redis.IntSliceCmd); ok {
+			c.SetVal(h.ints)
+		}
+		return nil
+	}
+}
+
+func (h replyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}

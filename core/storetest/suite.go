@@ -26,6 +26,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("InvalidRequests", func(t *testing.T) { testInvalid(t, newStore) })
 	t.Run("ConcurrentOneKey", func(t *testing.T) { testConcurrent(t, newStore) })
 	t.Run("ConcurrencyLeases", func(t *testing.T) { testLeases(t, newStore) })
+	t.Run("ExactAtTheEndsOfTheRange", func(t *testing.T) { testRangeEnds(t, newStore) })
 }
 
 // traceLength is how many requests each trace holds.
@@ -317,4 +318,56 @@ func testLeases(t *testing.T, newStore NewStore) {
 	mustAllow(t, store, req(6), true)
 	mustAllow(t, store, req(7), true)
 	mustAllow(t, store, req(8), false)
+}
+
+// testRangeEnds replays requests whose decisions hinge on the last unit of numbers
+// near 2^57, where a store that multiplies in float64 (as Lua does) would round. Each
+// case is a tie the exact arithmetic decides one way and a rounded product the other.
+func testRangeEnds(t *testing.T, newStore NewStore) {
+	const day = 24 * time.Hour
+	type request struct{ offset, cost int64 } // offset from Start, ms
+	cases := []struct {
+		policy   core.Policy
+		requests []request
+	}{
+		{
+			// prev×(period-e) = spare×period + 1: exactly one unit too many, so refused;
+			// both products are about 8.6e16 and round to the same float64.
+			core.MustPolicy("range-sliding-window", core.SlidingWindow, core.Rate{Limit: 1_000_000_000, Period: day}),
+			[]request{{-day.Milliseconds() + 5, 999_999_001}, {11_798_999, 136_563_351}, {11_799_000, 136_563_351}},
+		},
+		{
+			core.MustPolicy("range-token-bucket", core.TokenBucket, core.Rate{Limit: 999_999_999, Period: day}),
+			[]request{{0, 999_999_999}, {86_399_999, 999_999_998}, {86_400_000, 1}, {86_400_001, 12}},
+		},
+		{
+			core.MustPolicy("range-gcra", core.GCRA, core.Rate{Limit: 1_000_000_000, Period: time.Millisecond}),
+			[]request{{0, 1_000_000_000}, {0, 1}, {1, 1_000_000_000}, {1, 1}},
+		},
+		{
+			core.MustPolicy("range-leaky", core.LeakyBucket, core.Rate{Limit: 999_999_999, Period: day}, core.WithBurst(3)),
+			[]request{{0, 3}, {0, 1}, {0, 1}, {1, 1}, {345, 2}},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.policy.Name(), func(t *testing.T) {
+			if Start%(24*time.Hour).Milliseconds() != 0 {
+				t.Fatal("Start must be a day boundary for these cases")
+			}
+			clock := NewClock()
+			store := newStore(t, clock)
+			ref := newModel()
+			for i, r := range c.requests {
+				clock.Set(Start + r.offset)
+				req := core.Request{Policy: c.policy, Key: "range", Cost: r.cost}
+				got, err := store.Decide(context.Background(), req)
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				if want := ref.decide(req, Start+r.offset); got != want {
+					t.Fatalf("request %d (t=%+dms cost %d):\n got %+v\nwant %+v", i, r.offset, r.cost, got, want)
+				}
+			}
+		})
+	}
 }

@@ -51,8 +51,9 @@ for i = 1, n do
     period = int(tokens[t + 7], 1, MAX_PERIOD), lease = tokens[t + 9], stamp = int(tokens[t + 10], 0, MAX_NOW),
   }
   p.cost = int(tokens[t + 8], 1, p.capacity or 0)
+  local bucket = tokens[t + 2] == 'tb' or tokens[t + 2] == 'gcra' or tokens[t + 2] == 'lb'
   if not (p.alg and p.unit and p.refill and p.capacity and p.limit and p.period and p.cost and p.stamp) or
-      p.capacity * p.unit > MAX_EXACT or #p.lease > 20 or not string.match(p.lease, '^%d+$') then
+      bucket and p.capacity * p.unit > MAX_EXACT or #p.lease > 20 or not string.match(p.lease, '^%d+$') then
     return fail(name, 'malformed arguments')
   end
   policies[i] = p

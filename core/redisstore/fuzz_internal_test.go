@@ -1,0 +1,99 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// FuzzParseDecision feeds arbitrary integer replies to the reply parser: it must never
+// panic, and whatever it accepts must be a well-formed decision.
+func FuzzParseDecision(f *testing.F) {
+	f.Add(int64(1767225600000), int64(1), int64(1), int64(4), int64(0), int64(200), int64(0), int64(0), 0)
+	f.Add(int64(1767225600000), int64(0), int64(0), int64(0), int64(100), int64(1000), int64(0), int64(0), 0)
+	f.Add(int64(-1), int64(2), int64(1), int64(-4), int64(-1), int64(1<<62), int64(0), int64(-9), 3)
+	f.Add(int64(0), int64(0), int64(1), int64(4), int64(0), int64(200), int64(0), int64(0), 1)
+	policy := core.MustPolicy("fuzz", core.LeakyBucket, core.PerSecond(5))
+	f.Fuzz(func(t *testing.T, now, all, allowed, remaining, retry, reset, delay, stamp int64, trim int) {
+		reply := []int64{now, all, allowed, remaining, retry, reset, delay, stamp}
+		if trim > 0 && trim <= len(reply) {
+			reply = reply[:len(reply)-trim]
+		}
+		reqs := []core.Request{{Policy: policy, Key: "k"}}
+		results := make([]core.Result, 1)
+		at, ok, err := parseDecision(reply, reqs, results, nil)
+		if err != nil {
+			if ok {
+				t.Fatal("an error with an admission")
+			}
+			return
+		}
+		r := results[0]
+		if ok != r.Allowed || at < 0 || r.RetryAfter < 0 || r.ResetAfter < 0 || r.Delay < 0 || r.Allowed && r.RetryAfter != 0 ||
+			r.Policy != "fuzz" || r.Limit != policy.Capacity() || r.Remaining > policy.Capacity()+1 {
+			t.Fatalf("accepted %v as %+v (allowed %v)", reply, r, ok)
+		}
+	})
+}
+
+// FuzzDecideArgument runs the decide script with arbitrary arguments: it answers with
+// a RATELIMIT error or a reply the parser accepts, and an error writes nothing.
+func FuzzDecideArgument(f *testing.F) {
+	for _, seed := range []string{
+		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 0 0",
+		"charge redis 1 api gcra 100 1 10 10 1000 3 0 0",
+		"peek 5 60000 login log 1 1 5 5 60000 1 0 0",
+		"refund 1767225600000 1 w fw 1 1 3 3 250 1 0 1767225600",
+		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 18446744073709551615 0",
+		"charge 1767225600000 1 api tb 1 1 10 10 1000 11 0 0",
+		"charge 1e3 1 api tb 1 1 10 10 1000 1 0 0",
+		"charge 1767225600000 1 api xx 1 1 10 10 1000 1 0 0",
+		"charge 1767225600000 1 a{pi tb 1 1 10 10 1000 1 0 0",
+		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 -3 0",
+		"charge 1767225600000 1 api tb 99999999999 99999999999 99999999999 1 1 1 0 0",
+		"steal 1 1 api tb 1 1 10 10 1000 1 0 0",
+		"",
+	} {
+		f.Add(seed)
+	}
+	server := miniredis.NewMiniRedis()
+	if err := server.Start(); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(server.Close)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr()})
+	f.Cleanup(func() { client.Close() })
+	source := loadScripts().mixed.source
+	f.Fuzz(func(t *testing.T, arg string) {
+		ctx := context.Background()
+		server.FlushAll()
+		n := 1 // one key per ten policy tokens, as the script expects when arg is well formed
+		if fields := strings.Fields(arg); len(fields) > 3 && (len(fields)-3)%10 == 0 {
+			n = (len(fields) - 3) / 10
+		}
+		args := []any{"eval", source, n}
+		for i := 0; i < n; i++ {
+			args = append(args, "k"+strconv.Itoa(i))
+		}
+		cmd := redis.NewIntSliceCmd(ctx, append(args, arg)...)
+		err := client.Process(ctx, cmd)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "RATELIMIT") {
+				t.Fatalf("%q: error %q is not the script's own", arg, err)
+			}
+			if n := len(server.Keys()); n != 0 {
+				t.Fatalf("%q: rejected, but wrote %d keys", arg, n)
+			}
+			return
+		}
+		if len(cmd.Val()) != 2+fieldsPerResult*n {
+			t.Fatalf("%q: reply %v", arg, cmd.Val())
+		}
+	})
+}

@@ -1,0 +1,116 @@
+package resilient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// CheckKey is the reserved key the start-up check decides on, under policies named
+// "ratelimit-check-" + algorithm. Their state is a few bytes per algorithm and expires
+// within seconds.
+const CheckKey = "ratelimit-check"
+
+// checkTimeout bounds each call of Check: longer than the decision deadline, because
+// the first calls may dial and load scripts.
+const checkTimeout = 5 * time.Second
+
+// checkPolicies are the policies of the start-up check: one per algorithm, generous
+// enough that checks from many replicas are admitted, and quick to expire.
+func checkPolicies() []core.Policy {
+	var policies []core.Policy
+	for _, a := range core.Algorithms {
+		name := "ratelimit-check-" + string(a)
+		if a == core.Concurrency {
+			policies = append(policies, core.MustConcurrencyPolicy(name, 1000, time.Second))
+			continue
+		}
+		policies = append(policies, core.MustPolicy(name, a, core.PerSecond(1000)))
+	}
+	return policies
+}
+
+// Check runs real decisions on the shared store at start-up, on CheckKey: one per
+// algorithm, a stack of all the rate algorithms, and a concurrency lease and its
+// release. It bypasses the failure modes and the breaker, so that a store that cannot
+// work is found before traffic arrives. Each call is bounded by ctx and by 5 seconds.
+//
+// An error wraps ErrPermanent when the store answered but cannot serve these decisions
+// (a missing command or script feature, a Redis too old, CROSSSLOT, a reply of the
+// wrong shape): fix the deployment; it is logged at error level. It wraps
+// core.ErrStoreUnavailable when the store did not answer: the failure modes will
+// decide until it does; it is logged at warn level. A server may choose to start in
+// that case.
+func (s *Store) Check(ctx context.Context) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	lease := uint64(time.Now().UnixNano())
+	var rates []core.Request
+	for _, p := range checkPolicies() {
+		req := core.Request{Policy: p, Key: CheckKey, Lease: lease}
+		if p.Algorithm() != core.Concurrency {
+			rates = append(rates, req)
+		}
+		if err := s.check(ctx, "decide "+p.Name(), func(ctx context.Context) error {
+			res, err := s.shared.Decide(ctx, req)
+			if err == nil {
+				err = checkResult(&req, &res)
+			}
+			if err == nil && p.Algorithm() == core.Concurrency && res.Allowed {
+				err = s.shared.Release(ctx, req, res.Lease)
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return s.check(ctx, "stack", func(ctx context.Context) error {
+		results := make([]core.Result, len(rates))
+		if _, err := s.shared.DecideStack(ctx, rates, results); err != nil {
+			return err
+		}
+		for i := range rates {
+			if err := checkResult(&rates[i], &results[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// check runs one call of Check and classifies its error.
+func (s *Store) check(ctx context.Context, what string, fn func(context.Context) error) error {
+	err, timedOut := s.guard.run(ctx, checkTimeout, fn)
+	o, kind := classify(ctx, err, timedOut)
+	switch o {
+	case succeeded:
+		return nil
+	case canceled:
+		return fmt.Errorf("resilient: check: %s: %w", what, err)
+	case failed:
+		if timedOut {
+			err = fmt.Errorf("%w (%v)", ErrTimeout, checkTimeout)
+		}
+		s.cfg.logger.Warn("ratelimit: start-up check: the shared store does not answer; the failure modes decide until it does",
+			"store", s.cfg.storeName, "call", what, "kind", string(kind), "error", err.Error())
+		if !errors.Is(err, core.ErrStoreUnavailable) {
+			err = fmt.Errorf("%w: %w", core.ErrStoreUnavailable, err)
+		}
+		return fmt.Errorf("resilient: check: %s: %w", what, err)
+	}
+	s.cfg.logger.Error("ratelimit: start-up check: the shared store cannot decide; fix the deployment",
+		"store", s.cfg.storeName, "call", what, "error", err.Error())
+	return fmt.Errorf("resilient: check: %s: %w: %w", what, ErrPermanent, err)
+}
+
+// checkResult verifies that a check decision came back as the policy says.
+func checkResult(req *core.Request, res *core.Result) error {
+	if res.Policy != req.Policy.Name() || res.Limit != req.Policy.Capacity() || res.Remaining < 0 || res.Remaining > res.Limit {
+		return fmt.Errorf("policy %q: unexpected result %+v (want limit %d)", req.Policy.Name(), *res, req.Policy.Capacity())
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package resilient
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// guard bounds the shared store's calls in time. Each call runs on its own goroutine
+// under ctx plus the deadline, and the caller returns at the deadline even when the
+// call does not: a client that ignores ctx deadlines (a go-redis client without
+// ContextTimeoutEnabled) cannot hold a request longer than the deadline. Such a call
+// finishes in the background, on buffers the caller no longer reads; at most
+// maxInFlight calls run at once, so abandoned calls cannot pile up without bound, and
+// Close waits for the last of them.
+type guard struct {
+	deadline    time.Duration
+	maxInFlight int64
+
+	inFlight atomic.Int64
+
+	mu      sync.RWMutex // orders wg.Add before Close's wg.Wait
+	closed  bool
+	running sync.WaitGroup
+}
+
+func newGuard(deadline time.Duration, maxInFlight int) *guard {
+	return &guard{deadline: deadline, maxInFlight: int64(maxInFlight)}
+}
+
+// run calls fn under ctx bounded by the deadline d (the guard's when d is zero). It
+// returns fn's error, or the bounded context's error and timedOut when the deadline
+// (or ctx) ended first. fn must write only to memory that the caller reads after a
+// nil-or-error return without timedOut, never to the caller's own buffers.
+func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Context) error) (err error, timedOut bool) {
+	if d == 0 {
+		d = g.deadline
+	}
+	if g.inFlight.Add(1) > g.maxInFlight {
+		g.inFlight.Add(-1)
+		return ErrOverload, false
+	}
+	g.mu.RLock()
+	if g.closed {
+		g.mu.RUnlock()
+		g.inFlight.Add(-1)
+		return ErrClosed, false
+	}
+	g.running.Add(1)
+	g.mu.RUnlock()
+
+	callCtx, cancel := context.WithTimeout(ctx, d)
+	done := make(chan error, 1)
+	go func() {
+		defer g.running.Done()
+		err := fn(callCtx)
+		cancel()
+		g.inFlight.Add(-1)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err, false
+	case <-callCtx.Done():
+		select {
+		case err := <-done: // answered at the deadline: take the answer
+			return err, false
+		default:
+		}
+		return callCtx.Err(), true
+	}
+}
+
+// stop refuses new calls.
+func (g *guard) stop() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+// wait waits for the running calls, each bounded by its deadline (or, for a client
+// that ignores deadlines, by its own timeouts). Call stop first.
+func (g *guard) wait() { g.running.Wait() }

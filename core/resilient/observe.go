@@ -1,0 +1,136 @@
+package resilient
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// permanentLogInterval keeps permanent-error logs to one per interval, so that a store
+// that rejects every call does not flood the log; the metrics count every one.
+const permanentLogInterval = time.Second
+
+// decided reports one policy's part of a decision to the observers and, sampled, to
+// the log.
+func (s *Store) decided(req *core.Request, o Outcome, via Via) {
+	if len(s.cfg.observers) > 0 {
+		e := DecisionEvent{Policy: req.Policy.Name(), KeyType: KeyType(req.Key), Cost: req.EffectiveCost(), Outcome: o, Via: via}
+		for _, obs := range s.cfg.observers {
+			obs.OnDecision(&e)
+		}
+	}
+	if every := s.cfg.logEvery; every > 0 && s.decisions.Add(1)%every == 0 {
+		s.cfg.logger.Info("ratelimit: decision", "policy", req.Policy.Name(), "key_type", KeyType(req.Key),
+			"cost", req.EffectiveCost(), "result", string(o), "mode", string(via))
+	}
+}
+
+// localRefusal reports a request the pre-limiter refused.
+func (s *Store) localRefusal(req *core.Request, res *core.Result) {
+	if len(s.cfg.observers) == 0 {
+		return
+	}
+	e := LocalRefusalEvent{Policy: req.Policy.Name(), KeyType: KeyType(req.Key), Cost: req.EffectiveCost(), RetryAfter: res.RetryAfter}
+	for _, obs := range s.cfg.observers {
+		obs.OnLocalRefusal(&e)
+	}
+}
+
+// storeCall reports a finished shared-store call.
+func (s *Store) storeCall(latency time.Duration, kind ErrorKind, err error) {
+	if len(s.cfg.observers) == 0 {
+		return
+	}
+	e := StoreCallEvent{Store: s.cfg.storeName, Latency: latency, Kind: kind, Err: err}
+	for _, obs := range s.cfg.observers {
+		obs.OnStoreCall(&e)
+	}
+}
+
+// enterFallback records that policy's failure mode decided at now, and logs and
+// reports it when the policy enters its failure mode.
+func (s *Store) enterFallback(policy string, mode Mode, cause error, now int64) {
+	if !s.falls.enter(policy, mode, now) {
+		return
+	}
+	s.cfg.logger.Warn("ratelimit: shared store failing; policy "+policy+" falls back to "+string(mode)+" mode",
+		"store", s.cfg.storeName, "policy", policy, "mode", string(mode), "cause", cause.Error())
+	e := FallbackEvent{Policy: policy, Mode: mode, Active: true, Cause: cause}
+	for _, obs := range s.cfg.observers {
+		obs.OnFallback(&e)
+	}
+}
+
+// recovered ends every policy's fallback at now: the shared store answered again.
+func (s *Store) recovered(now int64) {
+	for _, l := range s.falls.leaveAll(now) {
+		s.cfg.logger.Warn("ratelimit: policy "+l.policy+" back on the shared store after "+roundDuration(l.after),
+			"store", s.cfg.storeName, "policy", l.policy, "mode", string(l.mode), "fallback_duration", l.after)
+		e := FallbackEvent{Policy: l.policy, Mode: l.mode, Duration: l.after}
+		for _, obs := range s.cfg.observers {
+			obs.OnFallback(&e)
+		}
+	}
+}
+
+// breakerChanged logs a change of the breaker's state: opening and closing at warn,
+// probing at debug.
+func (s *Store) breakerChanged(tr *transition) {
+	if tr == nil {
+		return
+	}
+	log := s.cfg.logger
+	switch {
+	case tr.to == BreakerOpen && tr.from == BreakerClosed:
+		log.Warn(fmt.Sprintf("ratelimit: shared store failing; circuit breaker open, next probe in %v", s.cfg.cooldown),
+			"store", s.cfg.storeName, "failures", tr.failures, "cooldown", s.cfg.cooldown)
+	case tr.to == BreakerClosed:
+		log.Warn("ratelimit: shared store back after "+roundDuration(tr.after)+"; circuit breaker closed",
+			"store", s.cfg.storeName, "outage", tr.after)
+	case tr.to == BreakerHalfOpen:
+		log.Debug("ratelimit: circuit breaker half-open: probing the shared store", "store", s.cfg.storeName)
+	default:
+		log.Debug("ratelimit: probe failed; circuit breaker open again", "store", s.cfg.storeName, "cooldown", s.cfg.cooldown)
+	}
+}
+
+// logPermanent logs a permanent store error at error level, at most once per
+// permanentLogInterval.
+func (s *Store) logPermanent(names string, err error) {
+	now := time.Now().UnixNano()
+	last := s.loudAt.Load()
+	if last != 0 && now-last < int64(permanentLogInterval) || !s.loudAt.CompareAndSwap(last, now) {
+		return
+	}
+	s.cfg.logger.Error("ratelimit: the shared store failed permanently; the request is not decided, in any failure mode",
+		"store", s.cfg.storeName, "policies", names, "error", err.Error())
+}
+
+// KeyType is the kind of a rate-limit key, for logs and metrics: the part before its
+// first ':' ("ip", "ip6", "ak", "user", "form", …) when that is 1 to 16 lowercase
+// letters, digits, '_' or '-', and "other" otherwise. It never returns more of the
+// key, which may identify a person or hold a secret.
+func KeyType(key string) string {
+	i := strings.IndexByte(key, ':')
+	if i < 1 || i > 16 {
+		return "other"
+	}
+	for j := 0; j < i; j++ {
+		c := key[j]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return "other"
+		}
+	}
+	return key[:i]
+}
+
+// roundDuration renders d for a log message: to 0.1s from a second on, to the
+// millisecond below ("3.2s", "250ms").
+func roundDuration(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}

@@ -1,0 +1,120 @@
+package resilient
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+)
+
+// Store is a core.Store in front of a shared store (Redis) that keeps deciding when
+// the shared store fails: every call has a deadline, a circuit breaker stops calling a
+// failing store and probes it to come back, each policy's failure mode (Open, Closed,
+// Local) decides in the meantime, and a pre-limiter refuses keys the shared store
+// refused without asking it again. Create it with New; it is safe for concurrent use.
+type Store struct {
+	shared  core.Store
+	local   core.Store
+	cfg     config
+	epoch   time.Time
+	breaker *breaker
+	guard   *guard
+	pre     *preLimiter
+	degrade *degrader
+	falls   *fallbacks
+	leases  *leaseBook
+
+	decisions atomic.Uint64 // decisions observed, for log sampling
+	loudAt    atomic.Int64  // ns: last permanent-error log, to keep one a second
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ core.Store = (*Store)(nil)
+
+// New returns a Store deciding on shared while it works, and by each policy's failure
+// mode while it does not. The Store owns shared: Close closes it.
+//
+// The deadline is enforced here, whatever the shared store does with ctx: a call that
+// has not answered by then is abandoned to finish in the background. For go-redis,
+// still enable ContextTimeoutEnabled on clients handed to redisstore.New
+// (redisstore.Dial does), so that abandoned calls end at the deadline too and give
+// their connection back, instead of running to the client's read timeout.
+func New(shared core.Store, options ...Option) (*Store, error) {
+	if shared == nil {
+		return nil, errors.New("resilient: New: nil shared store")
+	}
+	cfg, err := newConfig(options)
+	if err != nil {
+		return nil, err
+	}
+	local := cfg.local
+	if local == nil {
+		var memOptions []memory.Option
+		if cfg.clock != nil { // else the memory store's own clock, which never steps back
+			memOptions = append(memOptions, memory.WithClock(cfg.clock))
+		}
+		if local, err = memory.New(memOptions...); err != nil {
+			return nil, fmt.Errorf("resilient: local store: %w", err)
+		}
+	}
+	if cfg.clock == nil {
+		cfg.clock = time.Now
+	}
+	return &Store{
+		shared:  shared,
+		local:   local,
+		cfg:     cfg,
+		epoch:   cfg.clock(),
+		breaker: newBreaker(cfg.threshold, cfg.cooldown),
+		guard:   newGuard(cfg.deadline, cfg.maxInFlight),
+		pre:     newPreLimiter(cfg.preKeys),
+		degrade: newDegrader(cfg.replicas, cfg.degrade),
+		falls:   newFallbacks(),
+		leases:  newLeaseBook(),
+	}, nil
+}
+
+// now is the Store's time: nanoseconds since New on its clock (monotonic by default).
+func (s *Store) now() int64 { return int64(s.cfg.clock().Sub(s.epoch)) }
+
+// Breaker is the circuit breaker's state.
+func (s *Store) Breaker() BreakerState { return s.breaker.current() }
+
+// Fallback reports whether the policy named policy is in its failure mode: its failure
+// mode has decided since the shared store last answered.
+func (s *Store) Fallback(policy string) bool { return s.falls.isActive(policy) }
+
+// ModeOf is the failure mode of the policy named policy.
+func (s *Store) ModeOf(policy string) Mode { return s.cfg.modeOf(policy) }
+
+// PreLimitKeys is how many refused keys the pre-limiter holds (some may have expired
+// and not yet been dropped).
+func (s *Store) PreLimitKeys() int { return s.pre.len() }
+
+// Close stops the Store: it refuses new decisions, closes the shared store (which ends
+// its calls still in flight, when it owns its client), waits for those calls, and
+// closes the local store. Close is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.guard.stop()
+		errShared := s.shared.Close()
+		s.guard.wait()
+		errLocal := s.local.Close()
+		if errShared != nil {
+			errShared = fmt.Errorf("resilient: close shared store: %w", errShared)
+		}
+		if errLocal != nil {
+			errLocal = fmt.Errorf("resilient: close local store: %w", errLocal)
+		}
+		s.closeErr = errors.Join(errShared, errLocal)
+	})
+	return s.closeErr
+}

@@ -28,3 +28,8 @@ func WithDenyHandler(h nethttp.DenyHandler) httplimit.Option { return nethttp.Wi
 // WithErrorHandler replaces the response to requests that could not be decided
 // (see nethttp.ErrorHandler).
 func WithErrorHandler(h nethttp.ErrorHandler) httplimit.Option { return nethttp.WithErrorHandler(h) }
+
+// FromLimiter returns chi middleware for an existing Limiter (see nethttp.FromLimiter).
+func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) {
+	return nethttp.FromLimiter(l)
+}

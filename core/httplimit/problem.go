@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
 // ProblemContentType is the media type of every body this package writes: an RFC
@@ -99,11 +100,15 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 // Retry-After in seconds (0: none) and a problem body. The body never contains
 // err's text, which may describe the infrastructure.
 //
-//   - ErrUnidentified: 400, the request lacks the identity it is limited by;
+//   - ErrUnidentified: 400, the request lacks the identity it is limited by (413
+//     when the identity is a form field beyond the part of the body a key
+//     function reads: keyfuncs.ErrFormTooLarge);
 //   - ErrStore or a cancelled request: 503 with Retry-After: 1;
 //   - anything else (a failing policy or cost function): 500.
 func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	switch {
+	case errors.Is(err, keyfuncs.ErrFormTooLarge):
+		return http.StatusRequestEntityTooLarge, 0, problemTooLarge
 	case errors.Is(err, ErrUnidentified):
 		return http.StatusBadRequest, 0, problemUnidentified
 	case errors.Is(err, ErrStore), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -128,5 +133,6 @@ func WriteError(w http.ResponseWriter, err error) {
 const (
 	problemUnavailable  = `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry later."}`
 	problemUnidentified = `{"type":"about:blank","title":"Bad Request","status":400,"detail":"The request does not carry the identity this endpoint is rate limited by."}`
+	problemTooLarge     = `{"type":"about:blank","title":"Content Too Large","status":413,"detail":"The form is too large to find the identity this endpoint is rate limited by."}`
 	problemInternal     = `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The rate limiter could not decide this request."}`
 )

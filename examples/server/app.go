@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httplimit"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The fixed parts of the reference server's policies (DESIGN.md, "Routes").
+const (
+	reportCost        = 5
+	exportMaxInFlight = 2
+	exportLeaseExpiry = 30 * time.Second // outlives the longest export (5 s) by far
+	exportMaxMillis   = 5000
+	loginPassword     = "correct-horse"
+)
+
+// hooks are what tests inject into the server; production leaves them zero.
+type hooks struct {
+	clock         func() time.Time // the store's clock; nil means the store's own
+	exportStarted func()           // called when an export starts its work
+}
+
+// app is the reference server's handler with what it owns.
+type app struct {
+	handler http.Handler
+	store   core.Store
+}
+
+// Close releases the store.
+func (a *app) Close() error { return a.store.Close() }
+
+// limiters are the per-route limiters every router shares, so that all four
+// routers enforce the very same configuration.
+type limiters struct {
+	api, report, export, login *httplimit.Limiter
+}
+
+// newApp builds the store, the policies and the router that cfg describes.
+func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
+	store, err := openStore(cfg, h.clock, logger)
+	if err != nil {
+		return nil, err
+	}
+	registry := prometheus.NewRegistry()
+	obs, err := newObserver(logger, registry)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	lims, err := newLimiters(cfg, store, obs)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	handler, err := newRouter(cfg.router, lims, newRoutes(registry, h.exportStarted))
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &app{handler: handler, store: store}, nil
+}
+
+// openStore opens the store cfg names.
+func openStore(cfg config, clock func() time.Time, logger *slog.Logger) (core.Store, error) {
+	if cfg.store != "memory" && cfg.onStoreError == "local" {
+		logger.Warn("-on-store-error local: degraded mode is not yet available; store failures are answered 503 with Retry-After (as closed)")
+	}
+	switch cfg.store {
+	case "memory":
+		var options []memory.Option
+		if clock != nil {
+			options = append(options, memory.WithClock(clock))
+		}
+		return memory.New(options...)
+	case "embedded":
+		var options []redisstore.Option
+		if clock != nil {
+			options = append(options, redisstore.WithClock(clock))
+		}
+		return redisstore.NewEmbedded(options...)
+	case "redis":
+		return redisstore.Dial(cfg.redisAddrs)
+	}
+	return nil, fmt.Errorf("-store %q: unknown store", cfg.store)
+}
+
+// newLimiters builds the policies and key functions of DESIGN.md's routes.
+func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters, error) {
+	clientIP, err := keyfuncs.NewClientIP(keyfuncs.ClientIPConfig{TrustedProxies: cfg.trustedProxies})
+	if err != nil {
+		return limiters{}, fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	subnet, err := clientIP.Subnet(24, 56)
+	if err != nil {
+		return limiters{}, err
+	}
+	var options []core.Option
+	if cfg.burst > 0 {
+		options = append(options, core.WithBurst(cfg.burst))
+	}
+	api, err := core.NewPolicy("api", cfg.algorithm, core.Rate{Limit: cfg.limit, Period: cfg.period}, options...)
+	if err != nil {
+		return limiters{}, fmt.Errorf("-algorithm/-limit/-period/-burst: %w", err)
+	}
+	if api.Capacity() < reportCost {
+		return limiters{}, fmt.Errorf("-limit/-burst: /api/report costs %d, but policy %q holds at most %d; give it a capacity of at least %d",
+			reportCost, api.Name(), api.Capacity(), reportCost)
+	}
+	export := core.MustConcurrencyPolicy("export", exportMaxInFlight, exportLeaseExpiry)
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	perIP := core.MustPolicy("ip", core.SlidingWindow, core.PerMinute(20))
+	perSubnet := core.MustPolicy("subnet", core.SlidingWindow, core.PerMinute(100))
+
+	// A request without the identity a policy keys on is limited by its client
+	// address (behind the trusted proxies), never let through unlimited.
+	fallback := keyfuncs.FirstOf(clientIP.Key, keyfuncs.Const(httplimit.UnknownPeerKey))
+	common := []httplimit.Option{httplimit.WithObserver(obs), httplimit.WithKeyFallback(fallback)}
+	byKeyOrIP := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), clientIP.Key)
+
+	var lims limiters
+	build := func(limits httplimit.Limits, options ...httplimit.Option) *httplimit.Limiter {
+		if err != nil {
+			return nil
+		}
+		var l *httplimit.Limiter
+		l, err = httplimit.New(store, limits, append(options, common...)...)
+		return l
+	}
+	lims.api = build(httplimit.Limit(api, byKeyOrIP))
+	lims.report = build(httplimit.Limit(api, byKeyOrIP), httplimit.WithCost(reportCost))
+	lims.export = build(httplimit.Limit(export, clientIP.Key))
+	lims.login = build(httplimit.Stack(
+		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(perIP, clientIP.Key),
+		httplimit.Limit(perSubnet, subnet),
+	))
+	if err != nil {
+		return limiters{}, err
+	}
+	return lims, nil
+}
+
+// errUnknownRouter is returned for a -router that newRouter does not know.
+var errUnknownRouter = errors.New("unknown router")

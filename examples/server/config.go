@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// config is the server's validated command line.
+type config struct {
+	addr           string
+	router         string
+	store          string
+	redisAddrs     []string
+	algorithm      core.Algorithm
+	limit          int64
+	period         time.Duration
+	burst          int64 // 0: the limit
+	onStoreError   string
+	trustedProxies []netip.Prefix
+}
+
+// The values the enumerated flags accept.
+const (
+	routers      = "nethttp|chi|gin|echo"
+	stores       = "memory|redis|embedded"
+	storeErrors  = "open|closed|local"
+	rateAlgNames = "token_bucket|gcra|fixed_window|sliding_log|sliding_window|leaky_bucket"
+)
+
+// parseFlags parses and validates the command line. Usage goes to output.
+func parseFlags(args []string, output io.Writer) (config, error) {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(output)
+	var (
+		cfg        config
+		redisAddrs string
+		algorithm  string
+		trusted    string
+	)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&cfg.router, "router", "chi", "router: "+routers)
+	fs.StringVar(&cfg.store, "store", "memory", "store: "+stores)
+	fs.StringVar(&redisAddrs, "redis-addrs", "", "Redis host:port[,host:port] (several: Redis Cluster), for -store redis")
+	fs.StringVar(&algorithm, "algorithm", "token_bucket", "algorithm of policy \"api\": "+rateAlgNames)
+	fs.Int64Var(&cfg.limit, "limit", 10, "limit of policy \"api\" per period")
+	fs.DurationVar(&cfg.period, "period", time.Second, "period of policy \"api\"")
+	fs.Int64Var(&cfg.burst, "burst", 0, "burst of policy \"api\" (token_bucket, gcra, leaky_bucket; default: the limit)")
+	fs.StringVar(&cfg.onStoreError, "on-store-error", "local", "what a store failure does: "+storeErrors)
+	fs.StringVar(&trusted, "trusted-proxies", "", "CIDR[,CIDR] of your reverse proxies (default none: only the TCP peer counts)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if !oneOf(cfg.router, routers) {
+		return config{}, fmt.Errorf("-router %q: want one of %s", cfg.router, strings.ReplaceAll(routers, "|", ", "))
+	}
+	if !oneOf(cfg.store, stores) {
+		return config{}, fmt.Errorf("-store %q: want one of %s", cfg.store, strings.ReplaceAll(stores, "|", ", "))
+	}
+	if !oneOf(algorithm, rateAlgNames) {
+		return config{}, fmt.Errorf("-algorithm %q: want one of %s", algorithm, strings.ReplaceAll(rateAlgNames, "|", ", "))
+	}
+	cfg.algorithm = core.Algorithm(algorithm)
+	if cfg.limit < 1 {
+		return config{}, fmt.Errorf("-limit %d: want at least 1", cfg.limit)
+	}
+	if cfg.period <= 0 {
+		return config{}, fmt.Errorf("-period %v: want a positive duration", cfg.period)
+	}
+	burstSet := false
+	fs.Visit(func(f *flag.Flag) { burstSet = burstSet || f.Name == "burst" })
+	if burstSet && cfg.burst < 1 {
+		return config{}, fmt.Errorf("-burst %d: want at least 1", cfg.burst)
+	}
+	if redisAddrs != "" {
+		for _, a := range strings.Split(redisAddrs, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				cfg.redisAddrs = append(cfg.redisAddrs, a)
+			}
+		}
+	}
+	switch {
+	case cfg.store == "redis" && len(cfg.redisAddrs) == 0:
+		return config{}, errors.New("-store redis needs -redis-addrs host:port[,host:port]")
+	case cfg.store != "redis" && len(cfg.redisAddrs) > 0:
+		return config{}, fmt.Errorf("-redis-addrs is only for -store redis (the store is %s)", cfg.store)
+	}
+	if !oneOf(cfg.onStoreError, storeErrors) {
+		return config{}, fmt.Errorf("-on-store-error %q: want one of %s", cfg.onStoreError, strings.ReplaceAll(storeErrors, "|", ", "))
+	}
+	if cfg.onStoreError == "open" {
+		return config{}, errors.New("-on-store-error open: not yet available; use closed (503 with Retry-After) or local")
+	}
+	if trusted != "" {
+		prefixes, err := keyfuncs.ParseTrustedProxies(trusted)
+		if err != nil {
+			return config{}, fmt.Errorf("-trusted-proxies: %w", err)
+		}
+		cfg.trustedProxies = prefixes
+	}
+	return cfg, nil
+}
+
+// oneOf reports whether v is one of the "|"-separated values of allowed.
+func oneOf(v, allowed string) bool {
+	for _, a := range strings.Split(allowed, "|") {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}

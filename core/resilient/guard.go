@@ -55,9 +55,9 @@ func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Contex
 	go func() {
 		defer g.running.Done()
 		err := fn(callCtx)
-		cancel()
 		g.inFlight.Add(-1)
-		done <- err
+		done <- err // before cancel: a caller that sees callCtx end finds the answer
+		cancel()
 	}()
 	select {
 	case err := <-done:

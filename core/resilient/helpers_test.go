@@ -1,0 +1,263 @@
+package resilient_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// errDown is a fake outage: the shared store is unreachable.
+var errDown = fmt.Errorf("fake: %w: connection refused", core.ErrStoreUnavailable)
+
+// errWrongType is a fake permanent error: the store answered, but not as a working one.
+var errWrongType = errors.New("fake: WRONGTYPE Operation against a key holding the wrong kind of value")
+
+// fakeShared is a shared store whose behaviour the test sets: it decides on a memory
+// store at the test's clock, or fails with err, or hangs until ctx ends (or, with
+// ignoreCtx, until release is closed).
+type fakeShared struct {
+	mem *memory.Store
+
+	mu        sync.Mutex
+	err       error
+	hang      bool
+	ignoreCtx bool
+	release   chan struct{}
+
+	calls    atomic.Int64 // Decide, DecideStack and Release calls that reached the store
+	closed   atomic.Bool
+	finished atomic.Int64 // calls that returned
+}
+
+func newFakeShared(t testing.TB, clock *storetest.Clock) *fakeShared {
+	options := []memory.Option{memory.WithSweepInterval(0)}
+	if clock != nil {
+		options = append(options, memory.WithClock(clock.Now))
+	}
+	mem, err := memory.New(options...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeShared{mem: mem, release: make(chan struct{})}
+}
+
+func (f *fakeShared) set(err error, hang, ignoreCtx bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err, f.hang, f.ignoreCtx = err, hang, ignoreCtx
+}
+
+func (f *fakeShared) fail(err error) { f.set(err, false, false) }
+func (f *fakeShared) heal()          { f.set(nil, false, false) }
+
+// enter counts a call and returns its scripted failure, after hanging when told to.
+func (f *fakeShared) enter(ctx context.Context) error {
+	f.calls.Add(1)
+	f.mu.Lock()
+	err, hang, ignoreCtx, release := f.err, f.hang, f.ignoreCtx, f.release
+	f.mu.Unlock()
+	switch {
+	case hang && ignoreCtx:
+		<-release
+		return errDown
+	case hang:
+		<-ctx.Done()
+		return fmt.Errorf("fake: %w", ctx.Err())
+	}
+	return err
+}
+
+func (f *fakeShared) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	defer f.finished.Add(1)
+	if err := f.enter(ctx); err != nil {
+		return core.Result{}, err
+	}
+	return f.mem.Decide(ctx, req)
+}
+
+func (f *fakeShared) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+	defer f.finished.Add(1)
+	if err := f.enter(ctx); err != nil {
+		return false, err
+	}
+	return f.mem.DecideStack(ctx, reqs, results)
+}
+
+func (f *fakeShared) Release(ctx context.Context, req core.Request, lease uint64) error {
+	defer f.finished.Add(1)
+	if err := f.enter(ctx); err != nil {
+		return err
+	}
+	return f.mem.Release(ctx, req, lease)
+}
+
+func (f *fakeShared) Close() error {
+	f.closed.Store(true)
+	return f.mem.Close()
+}
+
+// recorder is an Observer that keeps every event.
+type recorder struct {
+	mu        sync.Mutex
+	decisions []resilient.DecisionEvent
+	calls     []resilient.StoreCallEvent
+	fallbacks []resilient.FallbackEvent
+	refusals  []resilient.LocalRefusalEvent
+}
+
+func (r *recorder) OnDecision(e *resilient.DecisionEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.decisions = append(r.decisions, *e)
+}
+
+func (r *recorder) OnStoreCall(e *resilient.StoreCallEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, *e)
+}
+
+func (r *recorder) OnFallback(e *resilient.FallbackEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fallbacks = append(r.fallbacks, *e)
+}
+
+func (r *recorder) OnLocalRefusal(e *resilient.LocalRefusalEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refusals = append(r.refusals, *e)
+}
+
+// errorKinds lists the kinds of the failed store calls.
+func (r *recorder) errorKinds() []resilient.ErrorKind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var kinds []resilient.ErrorKind
+	for _, c := range r.calls {
+		if c.Kind != "" {
+			kinds = append(kinds, c.Kind)
+		}
+	}
+	return kinds
+}
+
+// transitions lists the fallback transitions as "policy>to".
+func (r *recorder) transitions() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, f := range r.fallbacks {
+		out = append(out, f.Policy+">"+f.To())
+	}
+	return out
+}
+
+// outcomes lists the decisions as "policy:outcome/via".
+func (r *recorder) outcomes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, d := range r.decisions {
+		out = append(out, fmt.Sprintf("%s:%s/%s", d.Policy, d.Outcome, d.Via))
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// rig is a Store over a fakeShared at a virtual clock, with a recorder and a log.
+type rig struct {
+	clock  *storetest.Clock
+	shared *fakeShared
+	rec    *recorder
+	log    *syncBuffer
+	store  *resilient.Store
+}
+
+// rigDeadline is the deadline of the rigs' stores: long, so that a slow machine never
+// turns a decision of a healthy fake into a timeout. Tests of hanging calls set
+// testDeadline.
+const rigDeadline = 5 * time.Second
+
+// testDeadline is the deadline of tests whose store hangs.
+const testDeadline = 20 * time.Millisecond
+
+func newRig(t testing.TB, options ...resilient.Option) *rig {
+	t.Helper()
+	r := &rig{clock: storetest.NewClock(), rec: &recorder{}, log: &syncBuffer{}}
+	r.shared = newFakeShared(t, r.clock)
+	local, err := memory.New(memory.WithClock(r.clock.Now), memory.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	base := []resilient.Option{
+		resilient.WithClock(r.clock.Now), resilient.WithLocalStore(local), resilient.WithObserver(r.rec),
+		resilient.WithLogger(logger), resilient.WithDeadline(rigDeadline), resilient.WithBreaker(3, time.Second),
+		resilient.WithStoreName("fake"),
+	}
+	r.store, err = resilient.New(r.shared, append(base, options...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.shared.mu.Lock()
+		select {
+		case <-r.shared.release:
+		default:
+			close(r.shared.release)
+		}
+		r.shared.mu.Unlock()
+		r.store.Close()
+	})
+	return r
+}
+
+func (r *rig) decide(t testing.TB, p core.Policy, key string) core.Result {
+	t.Helper()
+	res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: key})
+	if err != nil {
+		t.Fatalf("decide %s %q: %v", p.Name(), key, err)
+	}
+	return res
+}
+
+// trip makes the shared store fail and decides until the breaker is open.
+func (r *rig) trip(t testing.TB, p core.Policy) {
+	t.Helper()
+	r.shared.fail(errDown)
+	for i := 0; i < 3; i++ {
+		r.store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"})
+	}
+	if got := r.store.Breaker(); got != resilient.BreakerOpen {
+		t.Fatalf("after 3 failures the breaker is %v, want open", got)
+	}
+}

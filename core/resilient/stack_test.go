@@ -1,0 +1,121 @@
+package resilient_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
+)
+
+var (
+	account = core.MustPolicy("login-account", core.SlidingLog, core.PerMinute(5))
+	loginIP = core.MustPolicy("login-ip", core.TokenBucket, core.PerMinute(20))
+	subnet  = core.MustPolicy("login-subnet", core.FixedWindow, core.PerMinute(2))
+)
+
+func loginStack(user string) []core.Request {
+	return []core.Request{
+		{Policy: account, Key: "form:username:" + user},
+		{Policy: loginIP, Key: "ip:192.0.2.1"},
+		{Policy: subnet, Key: "net4:192.0.2.0/24"},
+	}
+}
+
+// What a stack of mixed failure modes does while the shared store fails: any Closed
+// policy fails the whole stack closed; otherwise the Local policies decide together,
+// all-or-nothing, and the Open ones are unenforced.
+func TestStackFailureModes(t *testing.T) {
+	tests := []struct {
+		name  string
+		modes [3]resilient.Mode // account, ip, subnet
+		// per attempt: admitted, or unavailable (err)
+		want []string
+		// the outcomes of the third attempt, per policy
+		third []string
+	}{
+		{
+			name:  "all open",
+			modes: [3]resilient.Mode{resilient.Open, resilient.Open, resilient.Open},
+			want:  []string{"admitted", "admitted", "admitted"},
+			third: []string{"login-account:unenforced/open", "login-ip:unenforced/open", "login-subnet:unenforced/open"},
+		},
+		{
+			name:  "one closed fails the stack closed",
+			modes: [3]resilient.Mode{resilient.Local, resilient.Open, resilient.Closed},
+			want:  []string{"unavailable", "unavailable", "unavailable"},
+			third: []string{"login-account:unavailable/closed", "login-ip:unavailable/closed", "login-subnet:unavailable/closed"},
+		},
+		{
+			name:  "local subnet (2 a minute) refuses the third, open members uncharged",
+			modes: [3]resilient.Mode{resilient.Open, resilient.Open, resilient.Local},
+			want:  []string{"admitted", "admitted", "refused"},
+			third: []string{"login-account:uncharged/open", "login-ip:uncharged/open", "login-subnet:denied/local"},
+		},
+		{
+			name:  "all local: all-or-nothing in process",
+			modes: [3]resilient.Mode{resilient.Local, resilient.Local, resilient.Local},
+			want:  []string{"admitted", "admitted", "refused"},
+			third: []string{"login-account:uncharged/local", "login-ip:uncharged/local", "login-subnet:denied/local"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t,
+				resilient.WithPolicyMode("login-account", tt.modes[0]),
+				resilient.WithPolicyMode("login-ip", tt.modes[1]),
+				resilient.WithPolicyMode("login-subnet", tt.modes[2]))
+			r.shared.fail(errDown)
+			for i, want := range tt.want {
+				r.rec.decisions = nil
+				results := make([]core.Result, 3)
+				allowed, err := r.store.DecideStack(context.Background(), loginStack("alice"), results)
+				got := "refused"
+				var unavailable *resilient.UnavailableError
+				switch {
+				case errors.As(err, &unavailable):
+					got = "unavailable"
+					if !slices.Equal(unavailable.Policies, []string{"login-subnet"}) || !errors.Is(err, core.ErrStoreUnavailable) {
+						t.Fatalf("attempt %d: %+v", i+1, unavailable)
+					}
+				case err != nil:
+					t.Fatalf("attempt %d: %v", i+1, err)
+				case allowed:
+					got = "admitted"
+				}
+				if got != want {
+					t.Fatalf("attempt %d: %s, want %s (results %+v)", i+1, got, want, results)
+				}
+				for j := range results {
+					open := tt.modes[j] == resilient.Open
+					if err == nil && (results[j].Unenforced != open || results[j].Policy != loginStack("")[j].Policy.Name()) {
+						t.Fatalf("attempt %d: result %d %+v", i+1, j, results[j])
+					}
+					if !allowed && results[j].Allowed {
+						t.Fatalf("attempt %d: refused stack with an admitted member %+v", i+1, results[j])
+					}
+				}
+			}
+			if got := r.rec.outcomes(); !slices.Equal(got, tt.third) {
+				t.Fatalf("third attempt outcomes %v, want %v", got, tt.third)
+			}
+		})
+	}
+}
+
+// In Local mode a refused stack charges nothing: the account admits its fifth attempt
+// after the subnet refused the third.
+func TestLocalStackChargesNothingWhenRefused(t *testing.T) {
+	r := newRig(t)
+	r.shared.fail(errDown)
+	results := make([]core.Result, 3)
+	for i := 0; i < 4; i++ { // subnet admits 2, refuses 2
+		r.store.DecideStack(context.Background(), loginStack("alice"), results)
+	}
+	res, err := r.store.Decide(context.Background(), core.Request{Policy: account, Key: "form:username:alice"})
+	if err != nil || !res.Allowed || res.Remaining != 2 {
+		t.Fatalf("account after 2 admitted and 2 refused stacks: %+v %v, want remaining 2 after this one", res, err)
+	}
+}

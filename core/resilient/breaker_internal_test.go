@@ -34,13 +34,13 @@ func TestBreakerStateMachine(t *testing.T) {
 		{at: 50, outcome: -1, allowed: false, want: BreakerOpen},
 		{at: 108, outcome: -1, allowed: false, want: BreakerOpen},
 		{at: 109, outcome: -1, allowed: true, want: BreakerHalfOpen, tr: "open>half-open"}, // the probe
-		{at: 110, outcome: -1, allowed: false, want: BreakerHalfOpen},                    // one probe at a time
+		{at: 110, outcome: -1, allowed: false, want: BreakerHalfOpen},                      // one probe at a time
 		{at: 120, probe: true, outcome: failed, want: BreakerOpen, tr: "half-open>open"},
 		{at: 219, outcome: -1, allowed: false, want: BreakerOpen},
 		{at: 220, outcome: -1, allowed: true, want: BreakerHalfOpen, tr: "open>half-open"},
 		{at: 221, probe: true, outcome: canceled, want: BreakerHalfOpen}, // frees the probe slot
-		{at: 222, outcome: -1, allowed: true, want: BreakerHalfOpen},    // the next caller probes
-		{at: 223, outcome: failed, want: BreakerHalfOpen},               // an ordinary late failure changes nothing
+		{at: 222, outcome: -1, allowed: true, want: BreakerHalfOpen},     // the next caller probes
+		{at: 223, outcome: failed, want: BreakerHalfOpen},                // an ordinary late failure changes nothing
 		{at: 230, probe: true, outcome: succeeded, want: BreakerClosed, tr: "half-open>closed after 221ns"},
 		{at: 231, outcome: failed, want: BreakerClosed}, // counting starts afresh
 		{at: 232, outcome: failed, want: BreakerClosed},

@@ -16,7 +16,9 @@ var export = core.MustConcurrencyPolicy("export", 2, time.Minute)
 // nowhere, shared ones in the shared store.
 func TestReleaseWhereGranted(t *testing.T) {
 	ctx := context.Background()
-	req := func(lease uint64) core.Request { return core.Request{Policy: export, Key: "ip:192.0.2.1", Lease: lease} }
+	req := func(lease uint64) core.Request {
+		return core.Request{Policy: export, Key: "ip:192.0.2.1", Lease: lease}
+	}
 
 	local := newRig(t)
 	local.shared.fail(errDown)

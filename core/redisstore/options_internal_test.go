@@ -54,9 +54,9 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("margin with a caller clock: %dms", s.marginMs)
 	}
 	for client, want := range map[redis.UniversalClient]topology{
-		redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}): cluster,
-		redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}}): ring,
-		redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}):                             standalone,
+		redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}):                            cluster,
+		redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}}):                          ring,
+		redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}):                                                     standalone,
 		redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "m", SentinelAddrs: []string{"127.0.0.1:1"}}): standalone,
 	} {
 		s, err := New(client)

@@ -6,6 +6,7 @@
 -- with string.format('%d'), never tostring, which prints 15+ digit numbers in exponent form.
 
 local MAX_EXACT = 9007199254740992 -- 2^53
+local floor, format = math.floor, string.format
 
 -- algorithms maps the scripts' algorithm codes to their implementations; each
 -- algorithm's file registers itself, so a script holds only the algorithms it needs.
@@ -14,21 +15,27 @@ local algorithms = {}
 -- floordiv is ⌊a/b⌋ for b > 0: the quotient of a double division, corrected by one
 -- where rounding pushed it across an integer.
 local function floordiv(a, b)
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   if q * b > a then
-    q = q - 1
+    return q - 1
   elseif (q + 1) * b <= a then
-    q = q + 1
+    return q + 1
   end
   return q
 end
 
 -- quot is Go's a / b for b > 0: truncated towards zero.
 local function quot(a, b)
-  if a < 0 then
-    return -floordiv(-a, b)
+  local q = floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
   end
-  return floordiv(a, b)
+  if q < 0 and q * b ~= a then
+    q = q + 1
+  end
+  return q
 end
 
 -- ceildiv is Go's ceilDiv: (a + b - 1) / b, meant for a >= 0.
@@ -41,20 +48,18 @@ local function ceildiv_signed(a, b)
   return -floordiv(-a, b)
 end
 
--- int parses a decimal integer token in [lo, hi], or returns nil.
+-- int parses a token of digits (the callers' patterns admit nothing else) as an
+-- integer in [lo, hi], or returns nil. Decimal integers below 2^53 convert exactly.
 local function int(token, lo, hi)
-  if token == nil or #token > 16 or not string.match(token, '^%d+$') then
-    return nil
-  end
   local n = tonumber(token)
-  if n < lo or n > hi then
+  if not (n and n >= lo and n <= hi) then
     return nil
   end
   return n
 end
 
 local function fmt(n)
-  return string.format('%d', n)
+  return format('%d', n)
 end
 
 -- result is one policy's decision; fields mirror core.Result in milliseconds.

@@ -62,7 +62,7 @@ function concurrency.step(leases, p, now, charge)
 end
 
 local function entry(p, now)
-  return p.lease .. ' ' .. fmt(now + p.period) .. ' ' .. fmt(p.cost)
+  return format('%s %d %d', p.lease, now + p.period, p.cost)
 end
 
 function concurrency.commit(key, old, change, p, now, margin)

@@ -1,6 +1,6 @@
 -- decide.lua: decides a stack of policies, one per key, as one atomic step.
 --
--- KEYS[i] is the state of policy i. ARGV[1] is one line of tokens:
+-- KEYS[i] is the state of policy i. ARGV[1] is one line of tokens, separated by one space:
 --   mode now margin, then per policy: name algorithm unit refill capacity limit period cost lease stamp
 -- mode:   charge (decide all-or-nothing), peek (decide, spend nothing) or refund (undo
 --         a charge taken at now, then peek)
@@ -18,45 +18,46 @@ local function fail(name, message)
   return redis.error_reply('RATELIMIT policy "' .. name .. '": ' .. message)
 end
 
-local tokens = {}
-for token in string.gmatch(ARGV[1] or '', '%S+') do
-  tokens[#tokens + 1] = token
+local n, line = #KEYS, ARGV[1] or ''
+local _, at, mode, clock, margin = string.find(line, '^(%a+) (%w+) (%d+)')
+margin = margin and int(margin, 0, MAX_PERIOD)
+if n < 1 or #ARGV ~= 1 or not margin or (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund') then
+  return redis.error_reply('RATELIMIT malformed arguments')
 end
-local n = #KEYS
-if n < 1 or #ARGV ~= 1 or #tokens ~= 3 + 10 * n then
-  return redis.error_reply('RATELIMIT malformed arguments: ' .. n .. ' keys, ' .. #tokens .. ' tokens')
-end
-local mode, now, margin = tokens[1], nil, int(tokens[3], 0, MAX_PERIOD)
-if (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund') or not margin then
-  return redis.error_reply('RATELIMIT malformed arguments: mode or margin')
-end
-if tokens[2] ~= 'redis' then
-  now = int(tokens[2], 0, MAX_NOW)
+local now = nil
+if clock ~= 'redis' then
+  now = int(clock, 0, MAX_NOW)
   if not now then
     return redis.error_reply('RATELIMIT malformed arguments: now')
   end
 end
 
+-- Each policy is ten tokens; the pattern admits only digits where numbers belong (and
+-- decimal integers below 2^53 convert exactly), and the policies must make up the
+-- whole rest of the line.
 local policies = {}
 for i = 1, n do
-  local t = 3 + 10 * (i - 1)
-  local name = tokens[t + 1]
-  if #name > 64 or not string.match(name, '^[%w_%-%.:]+$') then
-    return redis.error_reply('RATELIMIT malformed arguments: policy name')
+  local _, last, name, code, unit, refill, capacity, limit, period, cost, lease, stamp = string.find(line,
+    '^ (%S+) (%a+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)', at + 1)
+  if not last then
+    return redis.error_reply('RATELIMIT malformed arguments: policy ' .. i)
   end
+  at = last
   local p = {
-    name = name, alg = algorithms[tokens[t + 2]],
-    unit = int(tokens[t + 3], 1, MAX_EXACT), refill = int(tokens[t + 4], 1, MAX_EXACT),
-    capacity = int(tokens[t + 5], 1, MAX_EXACT), limit = int(tokens[t + 6], 1, MAX_EXACT),
-    period = int(tokens[t + 7], 1, MAX_PERIOD), lease = tokens[t + 9], stamp = int(tokens[t + 10], 0, MAX_NOW),
+    name = name, alg = algorithms[code], lease = lease, unit = tonumber(unit), refill = tonumber(refill),
+    capacity = tonumber(capacity), limit = tonumber(limit), period = tonumber(period),
+    cost = tonumber(cost), stamp = tonumber(stamp),
   }
-  p.cost = int(tokens[t + 8], 1, p.capacity or 0)
-  local bucket = tokens[t + 2] == 'tb' or tokens[t + 2] == 'gcra' or tokens[t + 2] == 'lb'
-  if not (p.alg and p.unit and p.refill and p.capacity and p.limit and p.period and p.cost and p.stamp) or
-      bucket and p.capacity * p.unit > MAX_EXACT or #p.lease > 20 or not string.match(p.lease, '^%d+$') then
+  local bucket = code == 'tb' or code == 'gcra' or code == 'lb'
+  if not p.alg or #name > 64 or #lease > 20 or p.unit < 1 or p.refill < 1 or p.capacity < 1 or p.limit < 1 or
+      p.period < 1 or p.period > MAX_PERIOD or p.cost < 1 or p.cost > p.capacity or p.stamp > MAX_NOW or
+      p.refill > MAX_EXACT or p.limit > MAX_EXACT or (bucket and p.capacity * p.unit > MAX_EXACT) then
     return fail(name, 'malformed arguments')
   end
   policies[i] = p
+end
+if at ~= #line then
+  return redis.error_reply('RATELIMIT malformed arguments: ' .. (#line - at) .. ' bytes after the policies')
 end
 
 if not now then

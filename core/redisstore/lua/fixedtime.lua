@@ -49,7 +49,7 @@ local function save_fixed_time(key, t, now, margin)
   if t.frac > 0 then
     ceil = ceil + 1
   end
-  redis.call('SET', key, fmt(t.millis) .. ' ' .. fmt(t.frac), 'PX', fmt(math.max(ceil - now + margin, 1)))
+  redis.call('SET', key, format('%d %d', t.millis, t.frac), 'PX', fmt(math.max(ceil - now + margin, 1)))
 end
 
 -- commit_fixed_time stores a charged TAT.

@@ -41,7 +41,7 @@ function fixed_window.step(st, p, now, charge)
 end
 
 local function save_window(key, st, p, now, margin)
-  redis.call('SET', key, fmt(st.window) .. ' ' .. fmt(st.count), 'PX', fmt(math.max((st.window + 1) * p.period - now + margin, 1)))
+  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', fmt(math.max((st.window + 1) * p.period - now + margin, 1)))
 end
 
 function fixed_window.commit(key, old, st, p, now, margin)

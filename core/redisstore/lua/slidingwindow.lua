@@ -19,30 +19,47 @@ function sliding_window.load(key, p)
   return {seen = true, window = window, count = count, previous = previous}
 end
 
+-- count_before is countBefore: ⌊count×e/period⌋ for 0 <= e <= period, computed as
+-- whole×e + ⌊rest×e/period⌋ with count = whole×period + rest, so no intermediate
+-- exceeds min(count, period)×period.
+local function count_before(count, e, period)
+  local whole = floordiv(count, period)
+  return whole * e + floordiv((count - whole * period) * e, period)
+end
+
+-- first_offset is firstOffset: the smallest e in [0, period] with
+-- count_before(count, e, period) >= need, from core's floating-point estimate (the same
+-- IEEE operations, so the same estimate) corrected exactly.
+local function first_offset(count, need, period)
+  if need <= 0 then
+    return 0
+  end
+  local e = math.min(math.max(math.ceil(need * period / count), 0), period)
+  while e > 0 and count_before(count, e - 1, period) >= need do
+    e = e - 1
+  end
+  while e < period and count_before(count, e, period) < need do
+    e = e + 1
+  end
+  return e
+end
+
 -- first_admitting_offset is slidingWindowWait: the first offset from the current
 -- window's start at which cost is admitted.
 local function first_admitting_offset(period, limit, cur, prev, cost)
   local spare = limit - cur - cost
   if spare >= 0 then
-    local e = ceildiv(period * (prev - spare), prev)
+    local e = first_offset(prev, prev - spare, period)
     if e < period then
       return e
     end
     return period
   end
-  spare = limit - cost
-  if cur <= spare then
-    return period
-  end
-  local e = ceildiv(period * (cur - spare), cur)
+  local e = first_offset(cur, cur - (limit - cost), period)
   if e < period then
     return period + e
   end
   return 2 * period
-end
-
-local function estimate_remaining(limit, cur, weighted, period)
-  return math.max(limit - cur - ceildiv(weighted, period), 0)
 end
 
 local function until_recovered(start, period, cur, prev, now)
@@ -65,14 +82,13 @@ function sliding_window.step(st, p, now, charge)
     end
   end
   local start = window * period
-  local elapsed = math.max(now - start, 0)
-  local weighted = prev * (period - elapsed)
+  local weighted = prev - count_before(prev, math.max(now - start, 0), period) -- ⌈prev×(period-elapsed)/period⌉
   local spare = p.limit - cur - p.cost
   local r = result()
   r.stamp = window
-  local refused = spare < 0 or weighted > spare * period
+  local refused = weighted > spare
   if refused or not charge then
-    r.remaining = estimate_remaining(p.limit, cur, weighted, period)
+    r.remaining = math.max(p.limit - cur - weighted, 0)
     if refused then
       r.retry = start + first_admitting_offset(period, p.limit, cur, prev, p.cost) - now
     end
@@ -81,13 +97,13 @@ function sliding_window.step(st, p, now, charge)
   end
   cur = cur + p.cost
   r.allowed = 1
-  r.remaining = estimate_remaining(p.limit, cur, weighted, period)
+  r.remaining = math.max(p.limit - cur - weighted, 0)
   r.reset = until_recovered(start, period, cur, prev, now)
   return r, {seen = true, window = window, count = cur, previous = prev}
 end
 
 local function save_counts(key, st, p, now, margin)
-  local value = fmt(st.window) .. ' ' .. fmt(st.count) .. ' ' .. fmt(st.previous)
+  local value = format('%d %d %d', st.window, st.count, st.previous)
   redis.call('SET', key, value, 'PX', fmt(math.max((st.window + 2) * p.period - now + margin, 1)))
 end
 

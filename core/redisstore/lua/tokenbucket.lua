@@ -59,7 +59,7 @@ end
 
 local function save_bucket(key, st, p, now, margin)
   local full_at = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill)
-  redis.call('SET', key, fmt(st.tokens) .. ' ' .. fmt(st.updated), 'PX', fmt(math.max(full_at - now + margin, 1)))
+  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', fmt(math.max(full_at - now + margin, 1)))
 end
 
 function token_bucket.commit(key, old, st, p, now, margin)

@@ -1,0 +1,48 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+)
+
+// An embedded store runs the Redis scripts in process; with a fixed clock its
+// decisions are reproducible.
+func ExampleNewEmbedded() {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store, err := redisstore.NewEmbedded(redisstore.WithClock(func() time.Time { return at }))
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(2))
+	for i := 0; i < 3; i++ {
+		res, err := store.Decide(context.Background(), core.Request{Policy: api, Key: "user-42"})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(res.Allowed, res.Remaining, res.RetryAfter)
+	}
+	fmt.Println(store.Key(api, "user-42"))
+	// Output:
+	// true 1 0s
+	// true 0 0s
+	// false 0 500ms
+	// rl:{api#tb.2.1000.2:user-42}
+}
+
+// A login stack whose three policies share a hash tag is one script call on a Cluster.
+func ExampleTagPolicies() {
+	store, err := redisstore.NewEmbedded(redisstore.WithHashTag(
+		redisstore.TagPolicies("login", "login-account", "login-ip", "login-subnet")))
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	account := core.MustPolicy("login-account", core.SlidingLog, core.PerMinute(5))
+	fmt.Println(store.Key(account, "alice"))
+	// Output: rl:{login}login-account#log.5.60000.5:alice
+}

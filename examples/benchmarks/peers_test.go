@@ -1,0 +1,119 @@
+package benchmarks
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+)
+
+// limit is what every peer enforces: a rate per period, with a burst of the same size.
+type limit struct {
+	name   string
+	rate   int64
+	period time.Duration
+}
+
+// decider decides one request for key under a limit it was built for.
+type decider func(ctx context.Context, key string) (allowed bool, err error)
+
+// stackDecider decides one request per key, one per limit of the stack.
+type stackDecider func(ctx context.Context, keys []string) (allowed bool, err error)
+
+// peer is one library under comparison.
+type peer struct {
+	name string
+	// single returns a decider for l on client.
+	single func(tb testing.TB, client *redis.Client, l limit) decider
+	// stack returns a decider for a stack of limits, or nil when the library has none;
+	// atomic reports whether it is all-or-nothing.
+	stack  func(tb testing.TB, client *redis.Client, ls []limit) stackDecider
+	atomic bool
+}
+
+// peers are the libraries every scenario runs against.
+func peers() []peer {
+	return []peer{
+		{name: "ratelimit", single: ratelimitSingle, stack: ratelimitStack, atomic: true},
+		{name: "redis_rate", single: redisRateSingle, stack: redisRateStack},
+	}
+}
+
+func ratelimitStore(tb testing.TB, client *redis.Client) *redisstore.Store {
+	store, err := redisstore.New(client, redisstore.WithPrefix(fmt.Sprintf("bench%d:", time.Now().UnixNano())))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return store
+}
+
+func ratelimitPolicy(l limit) core.Policy {
+	return core.MustPolicy(l.name, core.GCRA, core.Rate{Limit: l.rate, Period: l.period})
+}
+
+func ratelimitSingle(tb testing.TB, client *redis.Client, l limit) decider {
+	store, p := ratelimitStore(tb, client), ratelimitPolicy(l)
+	return func(ctx context.Context, key string) (bool, error) {
+		res, err := store.Decide(ctx, core.Request{Policy: p, Key: key})
+		return res.Allowed, err
+	}
+}
+
+func ratelimitStack(tb testing.TB, client *redis.Client, ls []limit) stackDecider {
+	store := ratelimitStore(tb, client)
+	policies := make([]core.Policy, len(ls))
+	for i, l := range ls {
+		policies[i] = ratelimitPolicy(l)
+	}
+	return func(ctx context.Context, keys []string) (bool, error) {
+		var inline [4]core.Request
+		var results [4]core.Result
+		reqs := inline[:0]
+		for i, p := range policies {
+			reqs = append(reqs, core.Request{Policy: p, Key: keys[i]})
+		}
+		return store.DecideStack(ctx, reqs, results[:len(reqs)])
+	}
+}
+
+func redisRateLimit(l limit) redis_rate.Limit {
+	return redis_rate.Limit{Rate: int(l.rate), Burst: int(l.rate), Period: l.period}
+}
+
+func redisRateSingle(_ testing.TB, client *redis.Client, l limit) decider {
+	limiter, rl := redis_rate.NewLimiter(client), redisRateLimit(l)
+	prefix := l.name + ":"
+	return func(ctx context.Context, key string) (bool, error) {
+		res, err := limiter.Allow(ctx, prefix+key, rl)
+		if err != nil {
+			return false, err
+		}
+		return res.Allowed > 0, nil
+	}
+}
+
+// redisRateStack checks each limit in turn: redis_rate has no stacks, so this is not
+// all-or-nothing (a later refusal does not refund earlier limits).
+func redisRateStack(_ testing.TB, client *redis.Client, ls []limit) stackDecider {
+	limiter := redis_rate.NewLimiter(client)
+	limits := make([]redis_rate.Limit, len(ls))
+	prefixes := make([]string, len(ls))
+	for i, l := range ls {
+		limits[i], prefixes[i] = redisRateLimit(l), l.name+":"
+	}
+	return func(ctx context.Context, keys []string) (bool, error) {
+		for i, rl := range limits {
+			res, err := limiter.Allow(ctx, prefixes[i]+keys[i], rl)
+			if err != nil || res.Allowed == 0 {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+}

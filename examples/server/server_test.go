@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFlagsAreValidated(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-limit", "0"}, "-limit 0: want at least 1"},
+		{[]string{"-limit", "-3"}, "-limit -3"},
+		{[]string{"-period", "0s"}, "-period 0s: want a positive duration"},
+		{[]string{"-burst", "0"}, "-burst 0: want at least 1"},
+		{[]string{"-router", "gorilla"}, `-router "gorilla": want one of nethttp, chi, gin, echo`},
+		{[]string{"-store", "etcd"}, `-store "etcd"`},
+		{[]string{"-algorithm", "concurrency"}, `-algorithm "concurrency"`},
+		{[]string{"-store", "redis"}, "-store redis needs -redis-addrs"},
+		{[]string{"-redis-addrs", "127.0.0.1:6379"}, "-redis-addrs is only for -store redis"},
+		{[]string{"-on-store-error", "open"}, "not yet available"},
+		{[]string{"-on-store-error", "ignore"}, `-on-store-error "ignore"`},
+		{[]string{"-trusted-proxies", "10.0.0.0/8,not-a-cidr"}, "-trusted-proxies"},
+		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-limit", "ten"}, "invalid value"},
+	}
+	for _, tt := range tests {
+		_, err := parseFlags(tt.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want an error containing %q", tt.args, err, tt.want)
+		}
+	}
+	if _, err := parseFlags([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v", err)
+	}
+}
+
+func TestConfigurationErrorsNameThePolicy(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-limit", "3"}, `/api/report costs 5, but policy "api" holds at most 3`},
+		{[]string{"-limit", "10", "-burst", "4"}, `policy "api" holds at most 4`},
+		{[]string{"-algorithm", "fixed_window", "-burst", "20"}, `"api": burst does not apply to fixed_window`},
+		{[]string{"-period", "1500us"}, `"api": period must be a whole number of milliseconds`},
+	}
+	for _, tt := range tests {
+		cfg, err := parseFlags(tt.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		_, err = newApp(cfg, slog.New(slog.DiscardHandler), hooks{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want an error containing %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestRunServesAndShutsDownGracefully(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-router", "nethttp"}, logs) }()
+
+	addr := ""
+	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	for deadline := time.Now().Add(5 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
+		if m := listening.FindStringSubmatch(logs.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server never said where it listens:\n%s", logs.String())
+		}
+	}
+	c := client(t, "127.0.0.1")
+	if r := do(t, c, http.MethodGet, "http://"+addr+"/healthz", nil); r.status != 200 || r.body != "ok\n" {
+		t.Fatalf("healthz: %d %q", r.status, r.body)
+	}
+	// An export in flight when the shutdown starts is finished, not cut off.
+	inFlight := make(chan response, 1)
+	go func() { inFlight <- do(t, c, http.MethodGet, "http://"+addr+"/api/export?ms=300", nil) }()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "path=/api/export"); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the export was never decided:\n%s", logs.String())
+		}
+	}
+	cancel()
+	if r := <-inFlight; r.status != http.StatusOK {
+		t.Fatalf("export in flight during shutdown: %d", r.status)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after the shutdown")
+	}
+	if !strings.Contains(logs.String(), "msg=stopped") {
+		t.Errorf("no graceful stop in the logs:\n%s", logs.String())
+	}
+}
+
+func TestMetricsCountDecisions(t *testing.T) {
+	srv := startServer(t, "chi", "-algorithm", "fixed_window", "-limit", "6", "-period", "1m")
+	c := client(t, "127.0.0.1")
+	for range 8 {
+		do(t, c, http.MethodGet, srv.url+"/api/resource", nil)
+	}
+	for range 21 {
+		do(t, c, http.MethodPost, srv.url+"/login", loginForm("bob", "x"))
+	}
+	m := do(t, c, http.MethodGet, srv.url+"/metrics", nil).body
+	for _, want := range []string{
+		`ratelimit_decisions_total{policy="api",result="allowed"} 6`,
+		`ratelimit_decisions_total{policy="api",result="denied"} 2`,
+		`ratelimit_decisions_total{policy="account",result="allowed"} 5`,
+		`ratelimit_decisions_total{policy="account",result="denied"} 16`,
+		`ratelimit_decisions_total{policy="ip",result="uncharged"} 16`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
+	}
+}
+
+func TestEmbeddedStore(t *testing.T) {
+	srv := startServer(t, "echo", "-store", "embedded", "-algorithm", "sliding_log", "-limit", "6", "-period", "1m")
+	c := client(t, "127.0.0.1")
+	got := admittedOf(t, 9, func(int) response { return do(t, c, http.MethodGet, srv.url+"/api/resource", nil) })
+	if got != 6 {
+		t.Fatalf("embedded Redis admitted %d of 9, want 6", got)
+	}
+	srv.clock.Advance(time.Minute)
+	if r := do(t, c, http.MethodGet, srv.url+"/api/resource", nil); r.status != http.StatusOK {
+		t.Fatalf("a minute later: %d", r.status)
+	}
+}
+
+func TestUnreachableRedisAnswers503(t *testing.T) {
+	srv := startServer(t, "gin", "-store", "redis", "-redis-addrs", "127.0.0.1:1")
+	c := client(t, "127.0.0.1")
+	r := do(t, c, http.MethodGet, srv.url+"/api/resource", nil)
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" || r.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("with Redis down: %d %q %q", r.status, r.header.Get("Retry-After"), r.header.Get("Content-Type"))
+	}
+	if strings.Contains(r.body, "127.0.0.1") || strings.Contains(r.body, "refused") {
+		t.Errorf("the body leaks the store error: %s", r.body)
+	}
+	if r := do(t, c, http.MethodGet, srv.url+"/healthz", nil); r.status != http.StatusOK {
+		t.Errorf("healthz with Redis down: %d", r.status)
+	}
+	if !strings.Contains(srv.logs.String(), "level=ERROR") {
+		t.Errorf("the store failure was not logged:\n%s", srv.logs.String())
+	}
+}

@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,7 @@ func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Contex
 	done := make(chan error, 1)
 	go func() {
 		defer g.running.Done()
-		err := fn(callCtx)
+		err := protect(callCtx, fn)
 		g.inFlight.Add(-1)
 		done <- err // before cancel: a caller that sees callCtx end finds the answer
 		cancel()
@@ -82,3 +83,15 @@ func (g *guard) stop() {
 // wait waits for the running calls, each bounded by its deadline (or, for a client
 // that ignores deadlines, by its own timeouts). Call stop first.
 func (g *guard) wait() { g.running.Wait() }
+
+// protect runs fn and turns a panic into an error (a permanent one, to the
+// classifier): on the call's own goroutine, a panic would end the process, where on
+// the request's goroutine the HTTP server would have recovered it.
+func protect(ctx context.Context, fn func(context.Context) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("resilient: the shared store panicked: %v", v)
+		}
+	}()
+	return fn(ctx)
+}

@@ -3,6 +3,7 @@ package resilient
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,4 +49,18 @@ func TestGuardReturnsAtTheDeadline(t *testing.T) {
 	if n := g.inFlight.Load(); n != 0 {
 		t.Fatalf("%d calls in flight after wait", n)
 	}
+}
+
+// A store that panics fails the call with an error instead of ending the process.
+func TestGuardRecoversPanics(t *testing.T) {
+	g := newGuard(time.Second, 10)
+	err, timedOut := g.run(context.Background(), 0, func(context.Context) error { panic("boom") })
+	if err == nil || timedOut || !strings.Contains(err.Error(), "panicked: boom") {
+		t.Fatalf("%v timedOut=%v", err, timedOut)
+	}
+	if o, kind := classify(context.Background(), err, false); o != broken || kind != KindPermanent {
+		t.Fatalf("a panic classifies as %v %v, want permanent", o, kind)
+	}
+	g.stop()
+	g.wait()
 }

@@ -11,11 +11,17 @@ import (
 
 // The metric names. They are a stable contract: dashboards and alerts use them.
 const (
-	DecisionsName     = "ratelimit_decisions_total"
-	StoreErrorsName   = "ratelimit_store_errors_total"
-	StoreLatencyName  = "ratelimit_store_latency_seconds"
-	FallbackName      = "ratelimit_fallback_active"
-	TransitionsName   = "ratelimit_fallback_transitions_total"
+	// DecisionsName counts decisions per policy and result.
+	DecisionsName = "ratelimit_decisions_total"
+	// StoreErrorsName counts failed shared-store calls per store and kind.
+	StoreErrorsName = "ratelimit_store_errors_total"
+	// StoreLatencyName is the histogram of shared-store call latencies.
+	StoreLatencyName = "ratelimit_store_latency_seconds"
+	// FallbackName is the 0/1 gauge of a policy in its failure mode.
+	FallbackName = "ratelimit_fallback_active"
+	// TransitionsName counts transitions into and out of the failure modes.
+	TransitionsName = "ratelimit_fallback_transitions_total"
+	// LocalRefusalsName counts requests the pre-limiter refused (hot keys).
 	LocalRefusalsName = "ratelimit_local_refusals_total"
 )
 

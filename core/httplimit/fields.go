@@ -3,6 +3,7 @@ package httplimit
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -25,6 +26,10 @@ const (
 	// seconds, rounded up (core.Policy.Window, at least 1); r is the remaining quota
 	// and t the whole seconds, rounded up, until the quota is restored; for a policy
 	// that refused the request, t is when it admits the request again.
+	//
+	// Field values are shared between responses (precomputed or cached, so that
+	// most responses allocate nothing for them): replace a field with Header.Set,
+	// never modify its value slice in place.
 	IETFFields Fields = 1 << iota
 	// LegacyFields writes X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset for the most restrictive policy of the stack
@@ -105,21 +110,45 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 			h[headerPolicy] = single(string(buf))
 			t.buf = buf
 		}
-		buf := t.buf[:0]
-		for i := range t.results {
-			if i > 0 {
-				buf = append(buf, ", "...)
-			}
-			buf = rateLimitMember(buf, &t.results[i])
-		}
-		h[headerRateLimit] = single(string(buf))
-		t.buf = buf
+		h[headerRateLimit] = l.rateLimitField(t)
 	}
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
-		var num [20]byte
-		h[headerLegacyLimit] = single(string(strconv.AppendInt(num[:0], res.Limit, 10)))
-		h[headerLegacyRemaining] = single(string(strconv.AppendInt(num[:0], max(0, res.Remaining), 10)))
-		h[headerLegacyReset] = single(string(strconv.AppendInt(num[:0], resetSeconds(res), 10)))
+		h[headerLegacyLimit] = l.seconds(res.Limit)
+		h[headerLegacyRemaining] = l.seconds(max(0, res.Remaining))
+		h[headerLegacyReset] = l.seconds(resetSeconds(res))
 	}
+}
+
+// rateLimitField is the RateLimit value of t's results, from the cache when the
+// stack is static and small enough.
+func (l *Limiter) rateLimitField(t *Ticket) []string {
+	var slot *atomic.Pointer[cachedField]
+	if l.cache != nil {
+		var cached []string
+		if cached, slot = l.cache.lookup(t.results); cached != nil {
+			return cached
+		}
+	}
+	buf := t.buf[:0]
+	for i := range t.results {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = rateLimitMember(buf, &t.results[i])
+	}
+	t.buf = buf
+	if slot != nil {
+		return l.cache.store(slot, t.results, string(buf))
+	}
+	return single(string(buf))
+}
+
+// seconds is the header value of a small non-negative integer: precomputed up
+// to maxCachedSeconds, formatted otherwise.
+func (l *Limiter) seconds(n int64) []string {
+	if n >= 0 && n <= maxCachedSeconds {
+		return l.secondsFields[n]
+	}
+	return single(strconv.FormatInt(n, 10))
 }

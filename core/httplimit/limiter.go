@@ -30,10 +30,12 @@ type Limiter struct {
 	releaseTimeout time.Duration
 	adapter        []any
 
-	policyField []string // the RateLimit-Policy value when every policy is static
-	concurrency bool     // some policy may be a concurrency policy
-	leases      leaseIDs
-	tickets     sync.Pool
+	policyField   []string    // the RateLimit-Policy value when every policy is static
+	cache         *fieldCache // recent RateLimit values of a static stack; nil otherwise
+	secondsFields [][]string  // header values "0" to "maxCachedSeconds"
+	concurrency   bool        // some policy may be a concurrency policy
+	leases        leaseIDs
+	tickets       sync.Pool
 }
 
 // New validates the configuration and returns a Limiter enforcing limits on store.
@@ -144,7 +146,11 @@ func (l *Limiter) checkRules() error {
 	}
 	if static {
 		l.policyField = single(string(buf))
+		if len(l.rules) <= maxCachedStack {
+			l.cache = new(fieldCache)
+		}
 	}
+	l.secondsFields = secondsFields()
 	return nil
 }
 

@@ -125,8 +125,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		}
 		t.denial.Results = t.results
 		t.denial.RetryAfter = time.Duration(seconds) * time.Second
-		var num [20]byte
-		h[headerRetryAfter] = single(string(strconv.AppendInt(num[:0], seconds, 10)))
+		h[headerRetryAfter] = l.seconds(seconds)
 	}
 	return t
 }
@@ -316,14 +315,17 @@ func (l *Limiter) afterError(r *http.Request, err error) {
 	}
 }
 
-// reset clears t for reuse, keeping its buffers.
+// reset readies t for reuse, keeping its buffers. The requests and results are
+// overwritten by the next Start and are not cleared (which costs write barriers
+// on every request); they only keep the last request's keys alive while pooled.
 func (t *Ticket) reset() {
 	t.r = nil
-	clear(t.reqs)
-	clear(t.results)
+	if t.outcome == Denied {
+		t.denial = Denial{body: t.denial.body[:0]}
+	}
+	if t.event.Request != nil {
+		t.event = Event{}
+	}
 	t.outcome, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
 	t.cost, t.delay, t.err = 0, 0, nil
-	t.denial = Denial{body: t.denial.body[:0]}
-	t.event = Event{}
-	t.buf = t.buf[:0]
 }

@@ -36,7 +36,9 @@ func checkPolicies() []core.Policy {
 // Check runs real decisions on the shared store at start-up, on CheckKey: one per
 // algorithm, a stack of all the rate algorithms, and a concurrency lease and its
 // release. It bypasses the failure modes and the breaker, so that a store that cannot
-// work is found before traffic arrives. Each call is bounded by ctx and by 5 seconds.
+// work is found before traffic arrives. Each call is bounded by 5 seconds, and the
+// whole check by ctx: a ctx that expires first counts as a store that did not answer
+// (ErrTimeout, wrapping core.ErrStoreUnavailable); a cancelled one is returned as such.
 //
 // An error wraps ErrPermanent when the store answered but cannot serve these decisions
 // (a missing command or script feature, a Redis too old, CROSSSLOT, a reply of the
@@ -86,6 +88,11 @@ func (s *Store) Check(ctx context.Context) error {
 func (s *Store) check(ctx context.Context, what string, fn func(context.Context) error) error {
 	err, timedOut := s.guard.run(ctx, checkTimeout, fn)
 	o, kind := classify(ctx, err, timedOut)
+	if o == canceled && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The caller's bound on the check ran out: the store did not answer within it.
+		o, kind, timedOut = failed, KindTimeout, false
+		err = fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+	}
 	switch o {
 	case succeeded:
 		return nil

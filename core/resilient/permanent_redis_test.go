@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
@@ -71,7 +72,13 @@ func TestRedisStartupCheck(t *testing.T) {
 		t.Fatalf("Check on a good Redis: %v", err)
 	}
 	good.Kill()
-	if err := g.store.Check(ctx); !errors.Is(err, core.ErrStoreUnavailable) || errors.Is(err, resilient.ErrPermanent) {
+	bounded, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := g.store.Check(bounded); !errors.Is(err, core.ErrStoreUnavailable) || errors.Is(err, resilient.ErrPermanent) {
 		t.Fatalf("Check on a dead Redis: %v, want ErrStoreUnavailable", err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("Check waited %v with a ctx of 300ms", waited)
 	}
 }

@@ -39,7 +39,8 @@ type Store struct {
 var _ core.Store = (*Store)(nil)
 
 // New returns a Store deciding on shared while it works, and by each policy's failure
-// mode while it does not. The Store owns shared: Close closes it.
+// mode while it does not. The Store owns shared: Close closes it. When New fails, shared
+// is left open for the caller to close.
 //
 // The deadline is enforced here, whatever the shared store does with ctx: a call that
 // has not answered by then is abandoned to finish in the background. For go-redis,

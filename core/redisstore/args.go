@@ -1,7 +1,8 @@
 package redisstore
 
 import (
-	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -15,6 +16,9 @@ const (
 
 // serverTime is the now argument that makes the script read Redis TIME.
 const serverTime = -1
+
+// argsPerPolicy is how many script arguments describe one request (lua/decide.lua).
+const argsPerPolicy = 10
 
 // algorithmCode is the script's name of an algorithm (the abbreviation of policy IDs).
 func algorithmCode(a core.Algorithm) string {
@@ -37,38 +41,64 @@ func algorithmCode(a core.Algorithm) string {
 	return "?"
 }
 
-// decideArgument is ARGV[1] of the decide script (see lua/decide.lua): the mode, the
-// instant (serverTime for Redis TIME), the TTL margin, then ten tokens per request.
-// stamps may be nil outside refunds.
-func decideArgument(mode string, now, marginMs int64, reqs []core.Request, stamps []int64) string {
-	var inline [256]byte
-	b := append(inline[:0], mode...)
-	b = append(b, ' ')
-	if now == serverTime {
-		b = append(b, "redis"...)
-	} else {
-		b = strconv.AppendInt(b, now, 10)
+// policyArgs are the script arguments a policy always passes, boxed once: name,
+// algorithm, unit, refill, capacity, limit and period.
+type policyArgs [7]any
+
+func newPolicyArgs(p *core.Policy) *policyArgs {
+	return &policyArgs{p.Name(), algorithmCode(p.Algorithm()), p.TokenUnit(), p.RefillPerMilli(), p.Capacity(), p.Limit(), p.PeriodMillis()}
+}
+
+// maxCachedPolicies bounds argCache: policies computed per request (a limit from a
+// header, say) could otherwise grow it without bound. Beyond it, arguments are boxed
+// per call.
+const maxCachedPolicies = 4096
+
+// argCache holds the boxed arguments of the policies a store has seen, by policy ID.
+type argCache struct {
+	policies sync.Map // string -> *policyArgs
+	size     atomic.Int64
+}
+
+func (c *argCache) get(p *core.Policy) *policyArgs {
+	if v, ok := c.policies.Load(p.ID()); ok {
+		return v.(*policyArgs)
 	}
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, marginMs, 10)
-	for i := range reqs {
-		p := &reqs[i].Policy
-		b = append(b, ' ')
-		b = append(b, p.Name()...)
-		b = append(b, ' ')
-		b = append(b, algorithmCode(p.Algorithm())...)
-		for _, v := range [...]int64{p.TokenUnit(), p.RefillPerMilli(), p.Capacity(), p.Limit(), p.PeriodMillis(), reqs[i].EffectiveCost()} {
-			b = append(b, ' ')
-			b = strconv.AppendInt(b, v, 10)
+	args := newPolicyArgs(p)
+	if c.size.Load() < maxCachedPolicies {
+		if _, loaded := c.policies.LoadOrStore(p.ID(), args); !loaded {
+			c.size.Add(1)
 		}
-		b = append(b, ' ')
-		b = strconv.AppendUint(b, reqs[i].Lease, 10)
-		b = append(b, ' ')
+	}
+	return args
+}
+
+// scriptArgs are the arguments of one EVALSHA of the decide script (lua/decide.lua):
+// the command, the SHA, the keys, the mode, the instant (serverTime for Redis TIME),
+// the TTL margin, then ten per request. stamps may be nil outside refunds.
+func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request, keys []string, stamps []int64) []any {
+	args := make([]any, 0, 3+len(keys)+3+argsPerPolicy*len(reqs))
+	args = append(args, "evalsha", sha, len(keys))
+	for _, key := range keys {
+		args = append(args, key)
+	}
+	var at any = "redis"
+	if now != serverTime {
+		at = now
+	}
+	args = append(args, mode, at, s.margin)
+	for i := range reqs {
 		stamp := int64(0)
 		if stamps != nil {
 			stamp = stamps[i]
 		}
-		b = strconv.AppendInt(b, stamp, 10)
+		lease := reqs[i].Lease
+		if reqs[i].Policy.Algorithm() != core.Concurrency {
+			lease = 0 // unused: spare the allocation of boxing it
+		}
+		static := s.argCache.get(&reqs[i].Policy)
+		args = append(args, static[:]...)
+		args = append(args, reqs[i].EffectiveCost(), lease, stamp)
 	}
-	return string(b)
+	return args
 }

@@ -19,17 +19,12 @@ func newScript(source string) *script {
 	return s
 }
 
-// evalScript runs script with EVALSHA, and with EVAL when the server does not know it
-// (after a restart, a failover or SCRIPT FLUSH), as redis.Script.Run does. It reads the
-// reply into a typed command (an integer array or an integer), so a reply of another
-// type is an error, never a panic, and nothing is parsed by reflection.
-func evalScript[C redis.Cmder](ctx context.Context, client processor, s *script, keys []string, arg string, newCmd func(context.Context, ...any) C) (C, error) {
-	args := make([]any, 0, 4+len(keys))
-	args = append(args, "evalsha", s.sha, len(keys))
-	for _, key := range keys {
-		args = append(args, key)
-	}
-	args = append(args, arg)
+// evalScript sends args (an EVALSHA of script: "evalsha", SHA, key count, keys, then
+// arguments) and sends it again as EVAL when the server does not know the script
+// (after a restart, a failover or SCRIPT FLUSH), as redis.Script.Run does. It reads
+// the reply into a typed command (an integer array or an integer), so a reply of
+// another type is an error, never a panic, and nothing is parsed by reflection.
+func evalScript[C redis.Cmder](ctx context.Context, client processor, s *script, args []any, newCmd func(context.Context, ...any) C) (C, error) {
 	cmd := newCmd(ctx, args...)
 	err := client.Process(ctx, cmd)
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {

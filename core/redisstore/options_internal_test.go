@@ -43,15 +43,15 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.prefix != DefaultPrefix || s.clock != nil || s.marginMs != DefaultServerTimeMargin.Milliseconds() || s.topology != standalone {
-		t.Errorf("defaults: prefix %q clock %v margin %d topology %d", s.prefix, s.clock != nil, s.marginMs, s.topology)
+	if s.prefix != DefaultPrefix || s.clock != nil || s.margin != any(DefaultServerTimeMargin.Milliseconds()) || s.topology != standalone {
+		t.Errorf("defaults: prefix %q clock %v margin %v topology %d", s.prefix, s.clock != nil, s.margin, s.topology)
 	}
 	s, err = New(nilClient{}, WithClock(time.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.marginMs != DefaultCallerClockMargin.Milliseconds() {
-		t.Errorf("margin with a caller clock: %dms", s.marginMs)
+	if s.margin != any(DefaultCallerClockMargin.Milliseconds()) {
+		t.Errorf("margin with a caller clock: %vms", s.margin)
 	}
 	for client, want := range map[redis.UniversalClient]topology{
 		redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}}):                            cluster,

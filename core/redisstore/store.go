@@ -36,9 +36,10 @@ type Store struct {
 	prefix   string
 	clock    func() time.Time // nil: Redis TIME
 	hashTag  HashTagFunc
-	marginMs int64
+	margin   any // the TTL margin in milliseconds, boxed once
 	split    bool
 	scripts  scripts
+	argCache argCache
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -64,7 +65,7 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		prefix:   cfg.prefix,
 		clock:    cfg.clock,
 		hashTag:  cfg.hashTag,
-		marginMs: cfg.margin.Milliseconds(),
+		margin:   cfg.margin.Milliseconds(),
 		split:    cfg.splitStacks,
 		scripts:  loadScripts(),
 	}
@@ -139,8 +140,8 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 
 // decide runs the decide script once over keys (which must share a slot).
 func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.Request, keys []string, results []core.Result, stamps []int64) (int64, bool, error) {
-	arg := decideArgument(mode, now, s.marginMs, reqs, stamps)
-	reply, err := evalScript(ctx, s.client, s.scripts.decideFor(reqs), keys, arg, redis.NewIntSliceCmd)
+	script := s.scripts.decideFor(reqs)
+	reply, err := evalScript(ctx, s.client, script, s.scriptArgs(script.sha, mode, now, reqs, keys, stamps), redis.NewIntSliceCmd)
 	if err != nil {
 		return 0, false, wrapError(ctx, reqs, err)
 	}
@@ -163,8 +164,8 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	if req.Policy.Algorithm() != core.Concurrency {
 		return fmt.Errorf("redisstore: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
 	}
-	key := [1]string{s.stateKey(&req.Policy, req.Key)}
-	reply, err := evalScript(ctx, s.client, s.scripts.release, key[:], fmt.Sprint(lease), redis.NewIntCmd)
+	args := []any{"evalsha", s.scripts.release.sha, 1, s.stateKey(&req.Policy, req.Key), lease}
+	reply, err := evalScript(ctx, s.client, s.scripts.release, args, redis.NewIntCmd)
 	if err != nil {
 		return wrapError(ctx, []core.Request{req}, err)
 	}

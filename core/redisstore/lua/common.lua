@@ -1,15 +1,17 @@
--- common.lua: exact integer arithmetic and argument parsing shared by every algorithm.
+-- common.lua: exact integer arithmetic shared by every algorithm.
 --
 -- Lua numbers are doubles. Policy construction (core.NewPolicy) guarantees that every
 -- value an algorithm computes stays below 2^53, where doubles are exact integers, so
 -- these helpers reproduce Go's int64 arithmetic exactly. Numbers are written to Redis
 -- with string.format('%d'), never tostring, which prints 15+ digit numbers in exponent form.
+--
+-- Each algorithm's file defines load(key, p) -> state (or nil, error), step(state, p,
+-- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
+-- margin) and refund(key, state, p, now, margin) -> restored state, and registers itself
+-- in algorithms. step writes its result into reply[at+1 .. at+6] (see put).
 
 local MAX_EXACT = 9007199254740992 -- 2^53
-local floor, format = math.floor, string.format
-
--- algorithms maps the scripts' algorithm codes to their implementations; each
--- algorithm's file registers itself, so a script holds only the algorithms it needs.
+local floor, format, tonumber = math.floor, string.format, tonumber
 local algorithms = {}
 
 -- floordiv is ⌊a/b⌋ for b > 0: the quotient of a double division, corrected by one
@@ -43,35 +45,18 @@ local function ceildiv(a, b)
   return quot(a + b - 1, b)
 end
 
--- ceildiv_signed is ⌈a/b⌉ for b > 0 and any sign of a.
-local function ceildiv_signed(a, b)
-  return -floordiv(-a, b)
+-- put writes one policy's result, in milliseconds, into reply after index at: the
+-- fields of core.Result, and a stamp that identifies what a charge wrote (a window, a
+-- log instant) so that it can be refunded.
+local function put(reply, at, allowed, remaining, retry, reset, delay, stamp)
+  reply[at + 1], reply[at + 2], reply[at + 3] = allowed, remaining, retry
+  reply[at + 4], reply[at + 5], reply[at + 6] = reset, delay, stamp
 end
 
--- int parses a token of digits (the callers' patterns admit nothing else) as an
--- integer in [lo, hi], or returns nil. Decimal integers below 2^53 convert exactly.
-local function int(token, lo, hi)
-  local n = tonumber(token)
-  if not (n and n >= lo and n <= hi) then
-    return nil
-  end
-  return n
-end
-
-local function fmt(n)
-  return format('%d', n)
-end
-
--- result is one policy's decision; fields mirror core.Result in milliseconds.
--- stamp identifies what a charge wrote (a window or log instant) so that it can be refunded.
-local function result()
-  return {allowed = 0, remaining = 0, retry = 0, reset = 0, delay = 0, stamp = 0}
-end
-
--- read runs a read command and turns a Redis error (WRONGTYPE, …) into a return value.
-local function read(...)
-  local v = redis.pcall(...)
-  if type(v) == 'table' and v.err then
+-- get reads a string key; a Redis error (WRONGTYPE) becomes a second return value.
+local function get(key)
+  local v = redis.pcall('GET', key)
+  if type(v) == 'table' then
     return nil, v.err
   end
   return v
@@ -79,5 +64,5 @@ end
 
 -- expire sets key's TTL to ms milliseconds (at least one).
 local function expire(key, ms)
-  redis.call('PEXPIRE', key, fmt(math.max(ms, 1)))
+  redis.call('PEXPIRE', key, format('%d', ms > 1 and ms or 1))
 end

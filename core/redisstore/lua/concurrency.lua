@@ -12,9 +12,9 @@ local function parse_lease(entry)
 end
 
 function concurrency.load(key, p)
-  local entries, err = read('LRANGE', key, 0, -1)
-  if err then
-    return nil, err
+  local entries = redis.pcall('LRANGE', key, 0, -1)
+  if entries.err then
+    return nil, entries.err
   end
   local leases = {}
   for i = 1, #entries do
@@ -26,7 +26,7 @@ function concurrency.load(key, p)
   return leases
 end
 
-function concurrency.step(leases, p, now, charge)
+function concurrency.step(leases, p, now, charge, reply, at)
   local in_flight, live, expired = 0, {}, {}
   for _, lease in ipairs(leases) do
     if lease.expires <= now then
@@ -36,29 +36,25 @@ function concurrency.step(leases, p, now, charge)
       live[#live + 1] = lease
     end
   end
-  local r = result()
   local refused = in_flight + p.cost > p.limit
   if refused or not charge then
-    r.remaining = p.limit - in_flight
-    local hint, last = 1000, 0
+    local hint, last, retry = 1000, 0, 0
     for _, lease in ipairs(live) do
       hint = math.min(hint, lease.expires - now)
       last = math.max(last, lease.expires - now)
     end
     if refused then
-      r.retry = math.max(hint, 1)
+      retry = math.max(hint, 1)
     end
-    r.reset = last
-    return r
+    put(reply, at, 0, p.limit - in_flight, retry, last, 0, 0)
+    return nil
   end
-  r.allowed = 1
-  r.remaining = p.limit - in_flight - p.cost
-  r.reset = p.period
+  put(reply, at, 1, p.limit - in_flight - p.cost, 0, p.period, 0, 0)
   local last = now + p.period
   for _, lease in ipairs(live) do
     last = math.max(last, lease.expires)
   end
-  return r, {expired = expired, last = last}
+  return {expired = expired, last = last}
 end
 
 local function entry(p, now)

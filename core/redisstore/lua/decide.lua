@@ -1,7 +1,7 @@
 -- decide.lua: decides a stack of policies, one per key, as one atomic step.
 --
--- KEYS[i] is the state of policy i. ARGV[1] is one line of tokens, separated by one space:
---   mode now margin, then per policy: name algorithm unit refill capacity limit period cost lease stamp
+-- KEYS[i] is the state of policy i. ARGV holds three arguments, then ten per policy:
+--   mode now margin, then: name algorithm unit refill capacity limit period cost lease stamp
 -- mode:   charge (decide all-or-nothing), peek (decide, spend nothing) or refund (undo
 --         a charge taken at now, then peek)
 -- now:    milliseconds since the Unix epoch, or "redis" for the server's TIME
@@ -14,50 +14,45 @@
 local MAX_NOW = 1125899906842624 -- 2^50 ms: far beyond any real clock
 local MAX_PERIOD = 31622400000 -- 366 days in ms
 
-local function fail(name, message)
-  return redis.error_reply('RATELIMIT policy "' .. name .. '": ' .. message)
+-- int parses an argument as an integer in [lo, hi], or returns nil. Decimal integers
+-- below 2^53 convert exactly; the comparisons also reject NaN.
+local function int(arg, lo, hi)
+  local n = tonumber(arg)
+  if n and n >= lo and n <= hi and n == floor(n) then
+    return n
+  end
+  return nil
 end
 
-local n, line = #KEYS, ARGV[1] or ''
-local _, at, mode, clock, margin = string.find(line, '^(%a+) (%w+) (%d+)')
-margin = margin and int(margin, 0, MAX_PERIOD)
-if n < 1 or #ARGV ~= 1 or not margin or (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund') then
+local n = #KEYS
+local mode, now, margin = ARGV[1], nil, int(ARGV[3], 0, MAX_PERIOD)
+if n < 1 or #ARGV ~= 3 + 10 * n or not margin or (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund') then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
-local now = nil
-if clock ~= 'redis' then
-  now = int(clock, 0, MAX_NOW)
+if ARGV[2] ~= 'redis' then
+  now = int(ARGV[2], 0, MAX_NOW)
   if not now then
     return redis.error_reply('RATELIMIT malformed arguments: now')
   end
 end
 
--- Each policy is ten tokens; the pattern admits only digits where numbers belong (and
--- decimal integers below 2^53 convert exactly), and the policies must make up the
--- whole rest of the line.
 local policies = {}
 for i = 1, n do
-  local _, last, name, code, unit, refill, capacity, limit, period, cost, lease, stamp = string.find(line,
-    '^ (%S+) (%a+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+) (%d+)', at + 1)
-  if not last then
-    return redis.error_reply('RATELIMIT malformed arguments: policy ' .. i)
-  end
-  at = last
+  local a = 3 + 10 * (i - 1)
+  local code = ARGV[a + 2]
   local p = {
-    name = name, alg = algorithms[code], lease = lease, unit = tonumber(unit), refill = tonumber(refill),
-    capacity = tonumber(capacity), limit = tonumber(limit), period = tonumber(period),
-    cost = tonumber(cost), stamp = tonumber(stamp),
+    name = ARGV[a + 1], alg = algorithms[code],
+    unit = int(ARGV[a + 3], 1, MAX_EXACT), refill = int(ARGV[a + 4], 1, MAX_EXACT),
+    capacity = int(ARGV[a + 5], 1, MAX_EXACT), limit = int(ARGV[a + 6], 1, MAX_EXACT),
+    period = int(ARGV[a + 7], 1, MAX_PERIOD), lease = ARGV[a + 9], stamp = int(ARGV[a + 10], 0, MAX_NOW),
   }
+  p.cost = p.capacity and int(ARGV[a + 8], 1, p.capacity)
   local bucket = code == 'tb' or code == 'gcra' or code == 'lb'
-  if not p.alg or #name > 64 or #lease > 20 or p.unit < 1 or p.refill < 1 or p.capacity < 1 or p.limit < 1 or
-      p.period < 1 or p.period > MAX_PERIOD or p.cost < 1 or p.cost > p.capacity or p.stamp > MAX_NOW or
-      p.refill > MAX_EXACT or p.limit > MAX_EXACT or (bucket and p.capacity * p.unit > MAX_EXACT) then
-    return fail(name, 'malformed arguments')
+  if #p.name > 64 or not (p.alg and p.unit and p.refill and p.capacity and p.limit and p.period and p.cost and p.stamp) or
+      (bucket and p.capacity * p.unit > MAX_EXACT) or (code == 'cc' and not string.match(p.lease, '^%d+$')) or #p.lease > 20 then
+    return redis.error_reply('RATELIMIT policy "' .. p.name .. '": malformed arguments')
   end
   policies[i] = p
-end
-if at ~= #line then
-  return redis.error_reply('RATELIMIT malformed arguments: ' .. (#line - at) .. ' bytes after the policies')
 end
 
 if not now then
@@ -69,23 +64,25 @@ local states = {}
 for i, p in ipairs(policies) do
   local st, err = p.alg.load(KEYS[i], p)
   if not st then
-    return fail(p.name, err)
+    return redis.error_reply('RATELIMIT policy "' .. p.name .. '": ' .. err)
   end
   states[i] = st
 end
 
-local results, all = {}, 1
+local reply, all = {now, 1}, 1
 if mode == 'charge' then
   local changes = {}
   for i, p in ipairs(policies) do
-    results[i], changes[i] = p.alg.step(states[i], p, now, true)
-    all = math.min(all, results[i].allowed)
+    changes[i] = p.alg.step(states[i], p, now, true, reply, 2 + 6 * (i - 1))
+    if not changes[i] then
+      all = 0
+    end
   end
   for i, p in ipairs(policies) do
     if all == 1 then
       p.alg.commit(KEYS[i], states[i], changes[i], p, now, margin)
-    elseif results[i].allowed == 1 then
-      results[i] = p.alg.step(states[i], p, now, false)
+    elseif changes[i] then -- admitted alone: report it as a peek (core.RefuseStack)
+      p.alg.step(states[i], p, now, false, reply, 2 + 6 * (i - 1))
     end
   end
 else
@@ -95,14 +92,8 @@ else
     if mode == 'refund' then
       st = p.alg.refund(KEYS[i], st, p, now, margin)
     end
-    results[i] = p.alg.step(st, p, now, false)
+    p.alg.step(st, p, now, false, reply, 2 + 6 * (i - 1))
   end
 end
-
-local reply = {now, all}
-for _, r in ipairs(results) do
-  local k = #reply
-  reply[k + 1], reply[k + 2], reply[k + 3] = r.allowed, r.remaining, r.retry
-  reply[k + 4], reply[k + 5], reply[k + 6] = r.reset, r.delay, r.stamp
-end
+reply[2] = all
 return reply

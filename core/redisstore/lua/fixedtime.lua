@@ -2,11 +2,10 @@
 -- an instant is millis + frac/refill, with 0 <= frac < refill. State is "millis frac".
 
 local function load_fixed_time(key, p)
-  local v, err = read('GET', key)
+  local v, err = get(key)
   if err then
     return nil, err
-  end
-  if not v then
+  elseif not v then
     return {millis = 0, frac = 0}
   end
   local millis, frac = string.match(v, '^(%d+) (%d+)$')
@@ -29,11 +28,12 @@ local function units_ahead(t, now, refill, horizon)
   return diff * refill + t.frac, false
 end
 
--- wait_until is how many whole ms from now until t lies at most allowance units ahead.
+-- wait_until is how many whole ms from now until t lies at most allowance units ahead:
+-- (millis - now) + ⌈(frac - allowance)/refill⌉, at least zero.
 local function wait_until(t, now, refill, allowance)
-  local wait = t.millis - now + ceildiv_signed(t.frac - allowance, refill)
+  local wait = t.millis - now - floordiv(allowance - t.frac, refill)
   if wait < 0 then
-    wait = 0
+    return 0
   end
   return wait
 end
@@ -45,11 +45,11 @@ end
 
 -- save_fixed_time stores t with a TTL that ends when t has passed.
 local function save_fixed_time(key, t, now, margin)
-  local ceil = t.millis
+  local ttl = t.millis - now + margin
   if t.frac > 0 then
-    ceil = ceil + 1
+    ttl = ttl + 1
   end
-  redis.call('SET', key, format('%d %d', t.millis, t.frac), 'PX', fmt(math.max(ceil - now + margin, 1)))
+  redis.call('SET', key, format('%d %d', t.millis, t.frac), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 -- commit_fixed_time stores a charged TAT.
@@ -60,11 +60,10 @@ end
 -- refund_fixed_time moves t back by the cost in token units: max(TAT, now) + cost
 -- becomes max(TAT, now). A TAT no later than now is no state at all.
 local function refund_fixed_time(key, t, p, now, margin)
-  local units = p.cost * p.unit
   if t.millis < now or (t.millis == now and t.frac == 0) then
     return t
   end
-  local frac = t.frac - units
+  local frac = t.frac - p.cost * p.unit
   local borrow = floordiv(frac, p.refill)
   local back = {millis = t.millis + borrow, frac = frac - borrow * p.refill}
   if back.millis < now or (back.millis == now and back.frac == 0) then

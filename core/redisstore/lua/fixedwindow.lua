@@ -4,11 +4,10 @@
 local fixed_window = {}
 
 function fixed_window.load(key, p)
-  local v, err = read('GET', key)
+  local v, err = get(key)
   if err then
     return nil, err
-  end
-  if not v then
+  elseif not v then
     return {seen = false}
   end
   local window, count = string.match(v, '^(%d+) (%d+)$')
@@ -19,29 +18,28 @@ function fixed_window.load(key, p)
   return {seen = true, window = window, count = count}
 end
 
-function fixed_window.step(st, p, now, charge)
+function fixed_window.step(st, p, now, charge, reply, at)
   local window, count = floordiv(now, p.period), 0
   if st.seen and st.window >= window then
     window, count = st.window, st.count
   end
-  local r = result()
-  r.reset = (window + 1) * p.period - now
-  r.stamp = window
+  local until_end = (window + 1) * p.period - now
   if count + p.cost > p.limit or not charge then
-    r.remaining = p.limit - count
+    local retry = 0
     if count + p.cost > p.limit then
-      r.retry = r.reset
+      retry = until_end
     end
-    return r
+    put(reply, at, 0, p.limit - count, retry, until_end, 0, window)
+    return nil
   end
   count = count + p.cost
-  r.allowed = 1
-  r.remaining = p.limit - count
-  return r, {seen = true, window = window, count = count}
+  put(reply, at, 1, p.limit - count, 0, until_end, 0, window)
+  return {seen = true, window = window, count = count}
 end
 
 local function save_window(key, st, p, now, margin)
-  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', fmt(math.max((st.window + 1) * p.period - now + margin, 1)))
+  local ttl = (st.window + 1) * p.period - now + margin
+  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 function fixed_window.commit(key, old, st, p, now, margin)

@@ -5,9 +5,9 @@
 local sliding_log = {}
 
 function sliding_log.load(key, p)
-  local flat, err = read('LRANGE', key, 0, -1)
-  if err then
-    return nil, err
+  local flat = redis.pcall('LRANGE', key, 0, -1)
+  if flat.err then
+    return nil, flat.err
   end
   if #flat % 2 ~= 0 then
     return nil, 'malformed state'
@@ -24,40 +24,37 @@ function sliding_log.load(key, p)
   return st
 end
 
-function sliding_log.step(st, p, now, charge)
+function sliding_log.step(st, p, now, charge, reply, at)
   local n, sum = #st.at, st.sum
-  local at = now
-  if n > 0 and st.at[n] > at then
-    at = st.at[n]
+  local instant = now
+  if n > 0 and st.at[n] > instant then
+    instant = st.at[n]
   end
   local drop = 0
-  while drop < n and st.at[drop + 1] <= at - p.period do
+  while drop < n and st.at[drop + 1] <= instant - p.period do
     drop = drop + 1
     sum = sum - st.cost[drop]
   end
-  local r = result()
   local refused = sum + p.cost > p.limit
   if refused or not charge then
-    r.remaining = p.limit - sum
+    local retry, reset = 0, 0
     local freed, excess = 0, sum + p.cost - p.limit
     for i = drop + 1, n do
       freed = freed + st.cost[i]
       if refused and freed >= excess then
-        r.retry = st.at[i] + p.period - now
+        retry = st.at[i] + p.period - now
         break
       end
     end
     if n > drop then
-      r.reset = st.at[n] + p.period - now
+      reset = st.at[n] + p.period - now
     end
-    return r
+    put(reply, at, 0, p.limit - sum, retry, reset, 0, 0)
+    return nil
   end
   sum = sum + p.cost
-  r.allowed = 1
-  r.remaining = p.limit - sum
-  r.reset = at + p.period - now
-  r.stamp = at
-  return r, {drop = drop, at = at}
+  put(reply, at, 1, p.limit - sum, 0, instant + p.period - now, 0, instant)
+  return {drop = drop, at = instant}
 end
 
 -- commit drops the aged-out entries and appends the admitted request.
@@ -67,9 +64,9 @@ function sliding_log.commit(key, old, change, p, now, margin)
   end
   local n = #old.at
   if n > change.drop and old.at[n] == change.at then
-    redis.call('LSET', key, -1, fmt(old.cost[n] + p.cost))
+    redis.call('LSET', key, -1, format('%d', old.cost[n] + p.cost))
   else
-    redis.call('RPUSH', key, fmt(change.at), fmt(p.cost))
+    redis.call('RPUSH', key, format('%d', change.at), format('%d', p.cost))
   end
   expire(key, change.at + p.period - now + margin)
 end
@@ -101,7 +98,7 @@ function sliding_log.refund(key, st, p, now, margin)
   redis.call('DEL', key)
   local flat = {}
   for i = 1, #back.at do
-    flat[#flat + 1], flat[#flat + 2] = fmt(back.at[i]), fmt(back.cost[i])
+    flat[#flat + 1], flat[#flat + 2] = format('%d', back.at[i]), format('%d', back.cost[i])
     if #flat >= 1000 or i == #back.at then
       redis.call('RPUSH', key, unpack(flat))
       flat = {}

@@ -4,11 +4,10 @@
 local sliding_window = {}
 
 function sliding_window.load(key, p)
-  local v, err = read('GET', key)
+  local v, err = get(key)
   if err then
     return nil, err
-  end
-  if not v then
+  elseif not v then
     return {seen = false}
   end
   local window, count, previous = string.match(v, '^(%d+) (%d+) (%d+)$')
@@ -71,7 +70,7 @@ local function until_recovered(start, period, cur, prev, now)
   return 0
 end
 
-function sliding_window.step(st, p, now, charge)
+function sliding_window.step(st, p, now, charge, reply, at)
   local period = p.period
   local window, cur, prev = floordiv(now, period), 0, 0
   if st.seen then
@@ -84,27 +83,22 @@ function sliding_window.step(st, p, now, charge)
   local start = window * period
   local weighted = prev - count_before(prev, math.max(now - start, 0), period) -- ⌈prev×(period-elapsed)/period⌉
   local spare = p.limit - cur - p.cost
-  local r = result()
-  r.stamp = window
-  local refused = weighted > spare
-  if refused or not charge then
-    r.remaining = math.max(p.limit - cur - weighted, 0)
-    if refused then
-      r.retry = start + first_admitting_offset(period, p.limit, cur, prev, p.cost) - now
+  if weighted > spare or not charge then
+    local retry = 0
+    if weighted > spare then
+      retry = start + first_admitting_offset(period, p.limit, cur, prev, p.cost) - now
     end
-    r.reset = until_recovered(start, period, cur, prev, now)
-    return r
+    put(reply, at, 0, math.max(p.limit - cur - weighted, 0), retry, until_recovered(start, period, cur, prev, now), 0, window)
+    return nil
   end
   cur = cur + p.cost
-  r.allowed = 1
-  r.remaining = math.max(p.limit - cur - weighted, 0)
-  r.reset = until_recovered(start, period, cur, prev, now)
-  return r, {seen = true, window = window, count = cur, previous = prev}
+  put(reply, at, 1, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0, window)
+  return {seen = true, window = window, count = cur, previous = prev}
 end
 
 local function save_counts(key, st, p, now, margin)
-  local value = format('%d %d %d', st.window, st.count, st.previous)
-  redis.call('SET', key, value, 'PX', fmt(math.max((st.window + 2) * p.period - now + margin, 1)))
+  local ttl = (st.window + 2) * p.period - now + margin
+  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 function sliding_window.commit(key, old, st, p, now, margin)

@@ -4,11 +4,10 @@
 local token_bucket = {}
 
 function token_bucket.load(key, p)
-  local v, err = read('GET', key)
+  local v, err = get(key)
   if err then
     return nil, err
-  end
-  if not v then
+  elseif not v then
     return {seen = false}
   end
   local tokens, updated = string.match(v, '^(%d+) (%d+)$')
@@ -19,7 +18,7 @@ function token_bucket.load(key, p)
   return {seen = true, tokens = tokens, updated = updated}
 end
 
--- refill is the level at now; a clock behind updated earns nothing.
+-- refill is refillTokenBucket: the level at now; a clock behind updated earns nothing.
 local function refill(st, p, now)
   local full = p.capacity * p.unit
   if not st.seen then
@@ -37,29 +36,26 @@ local function refill(st, p, now)
   return level, updated
 end
 
-function token_bucket.step(st, p, now, charge)
+function token_bucket.step(st, p, now, charge, reply, at)
   local full = p.capacity * p.unit
   local level, updated = refill(st, p, now)
   local need = p.cost * p.unit
-  local r = result()
   if not charge or level < need then
-    r.remaining = quot(level, p.unit)
+    local retry = 0
     if level < need then
-      r.retry = ceildiv(need - level, p.refill)
+      retry = ceildiv(need - level, p.refill)
     end
-    r.reset = ceildiv(full - level, p.refill)
-    return r
+    put(reply, at, 0, quot(level, p.unit), retry, ceildiv(full - level, p.refill), 0, 0)
+    return nil
   end
   level = level - need
-  r.allowed = 1
-  r.remaining = quot(level, p.unit)
-  r.reset = ceildiv(full - level, p.refill)
-  return r, {seen = true, tokens = level, updated = updated}
+  put(reply, at, 1, quot(level, p.unit), 0, ceildiv(full - level, p.refill), 0, 0)
+  return {seen = true, tokens = level, updated = updated}
 end
 
 local function save_bucket(key, st, p, now, margin)
-  local full_at = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill)
-  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', fmt(math.max(full_at - now + margin, 1)))
+  local ttl = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill) - now + margin
+  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 function token_bucket.commit(key, old, st, p, now, margin)

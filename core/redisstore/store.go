@@ -61,13 +61,13 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		client:   client,
-		prefix:   cfg.prefix,
-		clock:    cfg.clock,
-		hashTag:  cfg.hashTag,
-		margin:   cfg.margin.Milliseconds(),
-		split:    cfg.splitStacks,
-		scripts:  loadScripts(),
+		client:  client,
+		prefix:  cfg.prefix,
+		clock:   cfg.clock,
+		hashTag: cfg.hashTag,
+		margin:  cfg.margin.Milliseconds(),
+		split:   cfg.splitStacks,
+		scripts: loadScripts(),
 	}
 	switch client.(type) {
 	case *redis.ClusterClient:

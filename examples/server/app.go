@@ -34,6 +34,7 @@ type hooks struct {
 type app struct {
 	handler http.Handler
 	store   core.Store
+	api     core.Policy // the "api" policy the flags describe
 }
 
 // Close releases the store.
@@ -43,6 +44,7 @@ func (a *app) Close() error { return a.store.Close() }
 // routers enforce the very same configuration.
 type limiters struct {
 	api, report, export, login *httplimit.Limiter
+	apiPolicy                  core.Policy
 }
 
 // newApp builds the store, the policies and the router that cfg describes.
@@ -67,7 +69,7 @@ func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 		store.Close()
 		return nil, err
 	}
-	return &app{handler: handler, store: store}, nil
+	return &app{handler: handler, store: store, api: lims.apiPolicy}, nil
 }
 
 // openStore opens the store cfg names.
@@ -127,7 +129,7 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters
 	common := []httplimit.Option{httplimit.WithObserver(obs), httplimit.WithKeyFallback(fallback)}
 	byKeyOrIP := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), clientIP.Key)
 
-	var lims limiters
+	lims := limiters{apiPolicy: api}
 	build := func(limits httplimit.Limits, options ...httplimit.Option) *httplimit.Limiter {
 		if err != nil {
 			return nil

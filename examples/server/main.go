@@ -53,8 +53,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("listening", "addr", ln.Addr().String(), "router", cfg.router, "store", cfg.store,
-		"algorithm", string(cfg.algorithm), "limit", cfg.limit, "period", cfg.period, "burst", cfg.burst)
+	logger.Info("listening", "addr", ln.Addr().String(), "router", cfg.router, "store", cfg.store, "policy", a.api.String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

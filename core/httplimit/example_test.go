@@ -1,0 +1,43 @@
+package httplimit_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httplimit"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// An adapter's whole job: Start, act on the outcome, Finish.
+func ExampleLimiter() {
+	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now))
+	defer store.Close()
+	login := core.MustPolicy("login", core.FixedWindow, core.PerMinute(2))
+	l := httplimit.Must(store, httplimit.Limit(login, keyfuncs.FormField("username")))
+
+	for range 3 {
+		r := httptest.NewRequest(http.MethodPost, "/login?username=alice", nil)
+		w := httptest.NewRecorder()
+		t := l.Start(r, w.Header())
+		switch t.Outcome() {
+		case httplimit.Denied:
+			httplimit.WriteDenial(w, t.Denial())
+		case httplimit.Failed:
+			httplimit.WriteError(w, t.Err())
+		default:
+			if t.Wait(r.Context()) == nil {
+				w.WriteHeader(http.StatusNoContent) // the handler
+			}
+		}
+		t.Finish(w.Code, true)
+		fmt.Printf("%d %s Retry-After=%q\n", w.Code, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"))
+	}
+	// Output:
+	// 204 "login";r=1;t=60 Retry-After=""
+	// 204 "login";r=0;t=60 Retry-After=""
+	// 429 "login";r=0;t=60 Retry-After="60"
+}

@@ -98,6 +98,8 @@ type middleware struct {
 	recordStatus bool
 }
 
+// ServeHTTP decides r and then refuses it, reports an error, or runs the next
+// handler (after a leaky-bucket wait, holding its leases until it returns).
 func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := m.limiter.Start(r, w.Header())
 	switch t.Outcome() {

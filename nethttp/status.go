@@ -10,6 +10,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records the first final status and passes it on.
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 && code >= 200 { // 1xx responses are informational
 		w.status = code
@@ -17,6 +18,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write records an implicit 200 and passes b on.
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK

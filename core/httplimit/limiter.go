@@ -33,7 +33,6 @@ type Limiter struct {
 	policyField   []string    // the RateLimit-Policy value when every policy is static
 	cache         *fieldCache // recent RateLimit values of a static stack; nil otherwise
 	secondsFields [][]string  // header values "0" to "maxCachedSeconds"
-	concurrency   bool        // some policy may be a concurrency policy
 	leases        leaseIDs
 	tickets       sync.Pool
 }
@@ -117,7 +116,6 @@ func (l *Limiter) checkRules() error {
 		}
 		if ru.policyFunc != nil {
 			static = false
-			l.concurrency = true // the function may return a concurrency policy
 			continue
 		}
 		p := &ru.policy
@@ -130,7 +128,6 @@ func (l *Limiter) checkRules() error {
 			}
 		}
 		if p.Algorithm() == core.Concurrency {
-			l.concurrency = true
 			if l.settle != nil && len(l.rules) == 1 {
 				return fmt.Errorf("httplimit: WithSettle: policy %q is a concurrency policy, which has no cost to settle", p.Name())
 			}

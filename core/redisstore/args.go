@@ -11,14 +11,15 @@ import (
 const (
 	modeCharge = "charge" // decide all-or-nothing and spend
 	modePeek   = "peek"   // decide and spend nothing
-	modeRefund = "refund" // undo a charge taken at the same instant, then peek
+	modeRefund = "refund" // give the cost back (core.Refund), then peek
+	modeUndo   = "undo"   // refund a charge taken at the same instant and release its lease, then peek
 )
 
 // serverTime is the now argument that makes the script read Redis TIME.
 const serverTime = -1
 
 // argsPerPolicy is how many script arguments describe one request (lua/decide.lua).
-const argsPerPolicy = 10
+const argsPerPolicy = 9
 
 // algorithmCode is the script's name of an algorithm (the abbreviation of policy IDs).
 func algorithmCode(a core.Algorithm) string {
@@ -75,8 +76,8 @@ func (c *argCache) get(p *core.Policy) *policyArgs {
 
 // scriptArgs are the arguments of one EVALSHA of the decide script (lua/decide.lua):
 // the command, the SHA, the keys, the mode, the instant (serverTime for Redis TIME),
-// the TTL margin, then ten per request. stamps may be nil outside refunds.
-func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request, keys []string, stamps []int64) []any {
+// the TTL margin, then nine per request.
+func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request, keys []string) []any {
 	args := make([]any, 0, 3+len(keys)+3+argsPerPolicy*len(reqs))
 	args = append(args, "evalsha", sha, len(keys))
 	for _, key := range keys {
@@ -88,17 +89,13 @@ func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request,
 	}
 	args = append(args, mode, at, s.margin)
 	for i := range reqs {
-		stamp := int64(0)
-		if stamps != nil {
-			stamp = stamps[i]
-		}
 		lease := reqs[i].Lease
 		if reqs[i].Policy.Algorithm() != core.Concurrency {
 			lease = 0 // unused: spare the allocation of boxing it
 		}
 		static := s.argCache.get(&reqs[i].Policy)
 		args = append(args, static[:]...)
-		args = append(args, reqs[i].EffectiveCost(), lease, stamp)
+		args = append(args, reqs[i].EffectiveCost(), lease)
 	}
 	return args
 }

@@ -15,19 +15,19 @@ import (
 // FuzzParseDecision feeds arbitrary integer replies to the reply parser: it must never
 // panic, and whatever it accepts must be a well-formed decision.
 func FuzzParseDecision(f *testing.F) {
-	f.Add(int64(1767225600000), int64(1), int64(1), int64(4), int64(0), int64(200), int64(0), int64(0), 0)
-	f.Add(int64(1767225600000), int64(0), int64(0), int64(0), int64(100), int64(1000), int64(0), int64(0), 0)
-	f.Add(int64(-1), int64(2), int64(1), int64(-4), int64(-1), int64(1<<62), int64(0), int64(-9), 3)
-	f.Add(int64(0), int64(0), int64(1), int64(4), int64(0), int64(200), int64(0), int64(0), 1)
+	f.Add(int64(1767225600000), int64(1), int64(1), int64(4), int64(0), int64(200), int64(0), 0)
+	f.Add(int64(1767225600000), int64(0), int64(0), int64(0), int64(100), int64(1000), int64(0), 0)
+	f.Add(int64(-1), int64(2), int64(1), int64(-4), int64(-1), int64(1<<62), int64(-9), 3)
+	f.Add(int64(0), int64(0), int64(1), int64(4), int64(0), int64(200), int64(0), 1)
 	policy := core.MustPolicy("fuzz", core.LeakyBucket, core.PerSecond(5))
-	f.Fuzz(func(t *testing.T, now, all, allowed, remaining, retry, reset, delay, stamp int64, trim int) {
-		reply := []int64{now, all, allowed, remaining, retry, reset, delay, stamp}
+	f.Fuzz(func(t *testing.T, now, all, allowed, remaining, retry, reset, delay int64, trim int) {
+		reply := []int64{now, all, allowed, remaining, retry, reset, delay}
 		if trim > 0 && trim <= len(reply) {
 			reply = reply[:len(reply)-trim]
 		}
 		reqs := []core.Request{{Policy: policy, Key: "k"}}
 		results := make([]core.Result, 1)
-		at, ok, err := parseDecision(reply, reqs, results, nil)
+		at, ok, err := parseDecision(reply, reqs, results)
 		if err != nil {
 			if ok {
 				t.Fatal("an error with an admission")
@@ -47,21 +47,22 @@ func FuzzParseDecision(f *testing.F) {
 // accepts, and an error writes nothing.
 func FuzzDecideArguments(f *testing.F) {
 	for _, seed := range []string{
-		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 0 0",
-		"charge redis 1 api gcra 100 1 10 10 1000 3 0 0",
-		"peek 5 60000 login log 1 1 5 5 60000 1 0 0",
-		"refund 1767225600000 1 w fw 1 1 3 3 250 1 0 1767225600",
-		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 18446744073709551615 0",
-		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 -7 0",
-		"charge 1767225600000 1 api tb 1 1 10 10 1000 11 0 0",
-		"charge 1e3 1 api tb 1 1 10 10 1000 1 0 0",
-		"charge nan 1 api tb 1 1 10 10 1000 1 0 0",
-		"charge 1767225600000 1 api tb 1 1 nan 10 1000 1 0 0",
-		"charge 1767225600000 1 api tb 1 1 10.5 10 1000 1 0 0",
-		"charge 1767225600000 1 api xx 1 1 10 10 1000 1 0 0",
-		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 -3 0",
-		"charge 1767225600000 1 api tb 99999999999 99999999999 99999999999 1 1 1 0 0",
-		"steal 1 1 api tb 1 1 10 10 1000 1 0 0",
+		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 0",
+		"undo 1767225600000 1 c cc 1 1 2 2 1000 1 7",
+		"charge redis 1 api gcra 100 1 10 10 1000 3 0",
+		"peek 5 60000 login log 1 1 5 5 60000 1 0",
+		"refund 1767225600000 1 w fw 1 1 3 3 250 1 0",
+		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 18446744073709551615",
+		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 -7",
+		"charge 1767225600000 1 api tb 1 1 10 10 1000 11 0",
+		"charge 1e3 1 api tb 1 1 10 10 1000 1 0",
+		"charge nan 1 api tb 1 1 10 10 1000 1 0",
+		"charge 1767225600000 1 api tb 1 1 nan 10 1000 1 0",
+		"charge 1767225600000 1 api tb 1 1 10.5 10 1000 1 0",
+		"charge 1767225600000 1 api xx 1 1 10 10 1000 1 0",
+		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 -3",
+		"charge 1767225600000 1 api tb 99999999999 99999999999 99999999999 1 1 1 0",
+		"steal 1 1 api tb 1 1 10 10 1000 1 0",
 		"",
 	} {
 		f.Add(seed)

@@ -185,14 +185,14 @@ func TestMalformedReplies(t *testing.T) {
 	for name, reply := range map[string][]int64{
 		"Empty":                 {},
 		"Short":                 {1767225600000, 1, 1, 4, 0},
-		"Long":                  {1767225600000, 1, 1, 4, 0, 200, 0, 0, 7},
-		"AllowedIsTwo":          {1767225600000, 1, 2, 4, 0, 200, 0, 0},
-		"NegativeRetry":         {1767225600000, 0, 0, 4, -5, 200, 0, 0},
-		"RemainingAboveLimit":   {1767225600000, 1, 1, 99, 0, 200, 0, 0},
-		"AdmittedWithRetry":     {1767225600000, 1, 1, 4, 10, 200, 0, 0},
-		"StackFlagDisagrees":    {1767225600000, 1, 0, 4, 10, 200, 0, 0},
-		"NegativeInstant":       {-1, 1, 1, 4, 0, 200, 0, 0},
-		"RetryBeyondExactRange": {1767225600000, 0, 0, 4, 1 << 60, 200, 0, 0},
+		"Long":                  {1767225600000, 1, 1, 4, 0, 200, 0, 7},
+		"AllowedIsTwo":          {1767225600000, 1, 2, 4, 0, 200, 0},
+		"NegativeRetry":         {1767225600000, 0, 0, 4, -5, 200, 0},
+		"RemainingAboveLimit":   {1767225600000, 1, 1, 99, 0, 200, 0},
+		"AdmittedWithRetry":     {1767225600000, 1, 1, 4, 10, 200, 0},
+		"StackFlagDisagrees":    {1767225600000, 1, 0, 4, 10, 200, 0},
+		"NegativeInstant":       {-1, 1, 1, 4, 0, 200, 0},
+		"RetryBeyondExactRange": {1767225600000, 0, 0, 4, 1 << 60, 200, 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			client := newMiniredisClient(t)

@@ -8,16 +8,15 @@ import (
 )
 
 // fieldsPerResult is how many integers the decide script returns per policy.
-const fieldsPerResult = 6
+const fieldsPerResult = 5
 
 // maxReplyValue bounds every integer of a reply: the scripts compute below 2^53.
 const maxReplyValue = int64(1) << 53
 
-// parseDecision checks the decide script's reply and fills results (and stamps, when
-// not nil) for reqs. It reports the instant the script decided at and whether every
+// parseDecision checks the decide script's reply and fills results for reqs. It reports the instant the script decided at and whether every
 // policy admitted. A reply of another shape is an error naming the policies; it
 // never yields an admission.
-func parseDecision(reply []int64, reqs []core.Request, results []core.Result, stamps []int64) (now int64, allowed bool, err error) {
+func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (now int64, allowed bool, err error) {
 	if len(reply) != 2+fieldsPerResult*len(reqs) {
 		return 0, false, fmt.Errorf("%d integers for %d policies", len(reply), len(reqs))
 	}
@@ -29,9 +28,9 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result, st
 	for i := range reqs {
 		f := reply[2+fieldsPerResult*i : 2+fieldsPerResult*(i+1)]
 		p := &reqs[i].Policy
-		admitted, remaining, retry, reset, delay, stamp := f[0], f[1], f[2], f[3], f[4], f[5]
+		admitted, remaining, retry, reset, delay := f[0], f[1], f[2], f[3], f[4]
 		if admitted < 0 || admitted > 1 || remaining > p.Capacity()+1 || -remaining >= maxReplyValue ||
-			!inRange(retry) || !inRange(reset) || !inRange(delay) || !inRange(stamp) || admitted == 1 && retry != 0 {
+			!inRange(retry) || !inRange(reset) || !inRange(delay) || admitted == 1 && retry != 0 {
 			return 0, false, fmt.Errorf("policy %q: fields %v", p.Name(), f)
 		}
 		results[i] = core.Result{
@@ -45,9 +44,6 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result, st
 		}
 		if admitted == 1 && p.Algorithm() == core.Concurrency {
 			results[i].Lease = reqs[i].Lease
-		}
-		if stamps != nil {
-			stamps[i] = stamp
 		}
 		every = every && admitted == 1
 	}

@@ -51,12 +51,11 @@ type group struct {
 	reqs    []core.Request
 	keys    []string
 	results []core.Result
-	stamps  []int64
 }
 
 func gather(members []int, reqs []core.Request, keys []string) *group {
 	g := &group{members: members, reqs: make([]core.Request, len(members)), keys: make([]string, len(members)),
-		results: make([]core.Result, len(members)), stamps: make([]int64, len(members))}
+		results: make([]core.Result, len(members))}
 	for j, i := range members {
 		g.reqs[j], g.keys[j] = reqs[i], keys[i]
 	}
@@ -81,7 +80,7 @@ func (s *Store) decideAcrossSlots(ctx context.Context, now int64, reqs []core.Re
 		groups[g] = gather(members[g], reqs, keys)
 	}
 	for g, gr := range groups {
-		at, allowed, err := s.decide(ctx, modeCharge, now, gr.reqs, gr.keys, gr.results, gr.stamps)
+		at, allowed, err := s.decide(ctx, modeCharge, now, gr.reqs, gr.keys, gr.results)
 		if err != nil {
 			return false, errors.Join(err, s.refund(ctx, now, groups[:g]))
 		}
@@ -92,7 +91,7 @@ func (s *Store) decideAcrossSlots(ctx context.Context, now int64, reqs []core.Re
 		}
 		err = s.refund(ctx, now, groups[:g])
 		for _, later := range groups[g+1:] {
-			if _, _, peekErr := s.decide(ctx, modePeek, now, later.reqs, later.keys, later.results, nil); peekErr != nil {
+			if _, _, peekErr := s.decide(ctx, modePeek, now, later.reqs, later.keys, later.results); peekErr != nil {
 				err = errors.Join(err, peekErr)
 			}
 		}
@@ -104,8 +103,10 @@ func (s *Store) decideAcrossSlots(ctx context.Context, now int64, reqs []core.Re
 	return true, nil
 }
 
-// refund undoes the charges of groups taken at now; their results become what a peek
-// at now reports. It goes on after the caller's ctx has ended, within refundTimeout.
+// refund undoes the charges of groups taken at now (core.Refund at the same instant,
+// which restores what any later decision sees, and releases leases taken); their
+// results become what a peek at now reports. It goes on after the caller's ctx has
+// ended, within refundTimeout.
 func (s *Store) refund(ctx context.Context, now int64, groups []*group) error {
 	if len(groups) == 0 {
 		return nil
@@ -114,7 +115,7 @@ func (s *Store) refund(ctx context.Context, now int64, groups []*group) error {
 	defer cancel()
 	var errs []error
 	for _, gr := range groups {
-		if _, _, err := s.decide(ctx, modeRefund, now, gr.reqs, gr.keys, gr.results, gr.stamps); err != nil {
+		if _, _, err := s.decide(ctx, modeUndo, now, gr.reqs, gr.keys, gr.results); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -47,7 +47,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ core.Store = (*Store)(nil)
+var (
+	_ core.Store    = (*Store)(nil)
+	_ core.Refunder = (*Store)(nil)
+)
 
 // New returns a Store deciding on client: a *redis.Client (standalone or failover), a
 // *redis.ClusterClient or a *redis.Ring. Close does not close client. Enable the
@@ -106,7 +109,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	reqs := [1]core.Request{req}
 	keys := [1]string{s.stateKey(&req.Policy, req.Key)}
 	var results [1]core.Result
-	if _, _, err := s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:], nil); err != nil {
+	if _, _, err := s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:]); err != nil {
 		return core.Result{}, err
 	}
 	return results[0], nil
@@ -134,22 +137,43 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if groups := s.groups(keys); groups != nil {
 		return s.decideAcrossSlots(ctx, now, reqs, keys, results, groups)
 	}
-	_, allowed, err := s.decide(ctx, modeCharge, now, reqs, keys, results, nil)
+	_, allowed, err := s.decide(ctx, modeCharge, now, reqs, keys, results)
 	return allowed, err
 }
 
 // decide runs the decide script once over keys (which must share a slot).
-func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.Request, keys []string, results []core.Result, stamps []int64) (int64, bool, error) {
+func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.Request, keys []string, results []core.Result) (int64, bool, error) {
 	script := s.scripts.decideFor(reqs)
-	reply, err := evalScript(ctx, s.client, script, s.scriptArgs(script.sha, mode, now, reqs, keys, stamps), redis.NewIntSliceCmd)
+	reply, err := evalScript(ctx, s.client, script, s.scriptArgs(script.sha, mode, now, reqs, keys), redis.NewIntSliceCmd)
 	if err != nil {
 		return 0, false, wrapError(ctx, reqs, err)
 	}
-	at, allowed, err := parseDecision(reply.Val(), reqs, results, stamps)
+	at, allowed, err := parseDecision(reply.Val(), reqs, results)
 	if err != nil {
 		return 0, false, fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
 	}
 	return at, allowed, nil
+}
+
+// Refund gives back req's effective cost to req's key at the store's now, exactly as
+// core.Refund does: never above a bucket's capacity, never a queue's TAT before now,
+// nothing to a window that has closed. Concurrency leases end with Release instead.
+func (s *Store) Refund(ctx context.Context, req core.Request) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if err := req.Check(); err != nil {
+		return err
+	}
+	now, err := s.now()
+	if err != nil {
+		return err
+	}
+	reqs := [1]core.Request{req}
+	keys := [1]string{s.stateKey(&req.Policy, req.Key)}
+	var results [1]core.Result
+	_, _, err = s.decide(ctx, modeRefund, now, reqs[:], keys[:], results[:])
+	return err
 }
 
 // Release ends a concurrency lease. Releasing a lease that expired or was released

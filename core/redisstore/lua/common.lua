@@ -7,8 +7,9 @@
 --
 -- Each algorithm's file defines load(key, p) -> state (or nil, error), step(state, p,
 -- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
--- margin) and refund(key, state, p, now, margin) -> restored state, and registers itself
--- in algorithms. step writes its result into reply[at+1 .. at+6] (see put).
+-- margin) and refund(key, state, p, now, margin) -> state after core.Refund, and
+-- registers itself in algorithms. step writes its result into reply[at+1 .. at+5]
+-- (see put).
 
 local MAX_EXACT = 9007199254740992 -- 2^53
 local floor, format, tonumber = math.floor, string.format, tonumber
@@ -45,12 +46,10 @@ local function ceildiv(a, b)
   return quot(a + b - 1, b)
 end
 
--- put writes one policy's result, in milliseconds, into reply after index at: the
--- fields of core.Result, and a stamp that identifies what a charge wrote (a window, a
--- log instant) so that it can be refunded.
-local function put(reply, at, allowed, remaining, retry, reset, delay, stamp)
-  reply[at + 1], reply[at + 2], reply[at + 3] = allowed, remaining, retry
-  reply[at + 4], reply[at + 5], reply[at + 6] = reset, delay, stamp
+-- put writes one policy's result into reply after index at: the fields of
+-- core.Result, durations in milliseconds.
+local function put(reply, at, allowed, remaining, retry, reset, delay)
+  reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = allowed, remaining, retry, reset, delay
 end
 
 -- get reads a string key; a Redis error (WRONGTYPE) becomes a second return value.

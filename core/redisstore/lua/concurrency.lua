@@ -46,10 +46,10 @@ function concurrency.step(leases, p, now, charge, reply, at)
     if refused then
       retry = math.max(hint, 1)
     end
-    put(reply, at, 0, p.limit - in_flight, retry, last, 0, 0)
+    put(reply, at, 0, p.limit - in_flight, retry, last, 0)
     return nil
   end
-  put(reply, at, 1, p.limit - in_flight - p.cost, 0, p.period, 0, 0)
+  put(reply, at, 1, p.limit - in_flight - p.cost, 0, p.period, 0)
   local last = now + p.period
   for _, lease in ipairs(live) do
     last = math.max(last, lease.expires)
@@ -69,8 +69,14 @@ function concurrency.commit(key, old, change, p, now, margin)
   expire(key, change.last - now + margin)
 end
 
--- refund removes the lease the charge took at the same now.
+-- refund is core.Refund, which leaves leases alone: they end with Release.
 function concurrency.refund(key, leases, p, now, margin)
+  return leases
+end
+
+-- undo removes the lease a charge took at the same now (a stack refused on another
+-- Cluster slot), as Release would.
+function concurrency.undo(key, leases, p, now, margin)
   local taken = entry(p, now)
   local back, last, found = {}, nil, false
   for _, lease in ipairs(leases) do

@@ -1,13 +1,14 @@
 -- decide.lua: decides a stack of policies, one per key, as one atomic step.
 --
--- KEYS[i] is the state of policy i. ARGV holds three arguments, then ten per policy:
---   mode now margin, then: name algorithm unit refill capacity limit period cost lease stamp
--- mode:   charge (decide all-or-nothing), peek (decide, spend nothing) or refund (undo
---         a charge taken at now, then peek)
+-- KEYS[i] is the state of policy i. ARGV holds three arguments, then nine per policy:
+--   mode now margin, then: name algorithm unit refill capacity limit period cost lease
+-- mode:   charge (decide all-or-nothing), peek (decide, spend nothing), refund
+--         (core.Refund, then peek) or undo (refund a charge taken at now, releasing
+--         its lease, then peek)
 -- now:    milliseconds since the Unix epoch, or "redis" for the server's TIME
 -- margin: milliseconds added to every TTL beyond the state's full recovery
 -- Reply: now, 1 when every policy admitted, then per policy:
---   allowed remaining retry_after_ms reset_after_ms delay_ms stamp
+--   allowed remaining retry_after_ms reset_after_ms delay_ms
 -- Every argument is validated and every state read before the first write. The
 -- script holds the algorithms registered before it (see scripts.go).
 
@@ -26,7 +27,8 @@ end
 
 local n = #KEYS
 local mode, now, margin = ARGV[1], nil, int(ARGV[3], 0, MAX_PERIOD)
-if n < 1 or #ARGV ~= 3 + 10 * n or not margin or (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund') then
+if n < 1 or #ARGV ~= 3 + 9 * n or not margin or
+    (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund' and mode ~= 'undo') then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
 if ARGV[2] ~= 'redis' then
@@ -38,17 +40,17 @@ end
 
 local policies = {}
 for i = 1, n do
-  local a = 3 + 10 * (i - 1)
+  local a = 3 + 9 * (i - 1)
   local code = ARGV[a + 2]
   local p = {
     name = ARGV[a + 1], alg = algorithms[code],
     unit = int(ARGV[a + 3], 1, MAX_EXACT), refill = int(ARGV[a + 4], 1, MAX_EXACT),
     capacity = int(ARGV[a + 5], 1, MAX_EXACT), limit = int(ARGV[a + 6], 1, MAX_EXACT),
-    period = int(ARGV[a + 7], 1, MAX_PERIOD), lease = ARGV[a + 9], stamp = int(ARGV[a + 10], 0, MAX_NOW),
+    period = int(ARGV[a + 7], 1, MAX_PERIOD), lease = ARGV[a + 9],
   }
   p.cost = p.capacity and int(ARGV[a + 8], 1, p.capacity)
   local bucket = code == 'tb' or code == 'gcra' or code == 'lb'
-  if #p.name > 64 or not (p.alg and p.unit and p.refill and p.capacity and p.limit and p.period and p.cost and p.stamp) or
+  if #p.name > 64 or not (p.alg and p.unit and p.refill and p.capacity and p.limit and p.period and p.cost) or
       (bucket and p.capacity * p.unit > MAX_EXACT) or (code == 'cc' and not string.match(p.lease, '^%d+$')) or #p.lease > 20 then
     return redis.error_reply('RATELIMIT policy "' .. p.name .. '": malformed arguments')
   end
@@ -73,7 +75,7 @@ local reply, all = {now, 1}, 1
 if mode == 'charge' then
   local changes = {}
   for i, p in ipairs(policies) do
-    changes[i] = p.alg.step(states[i], p, now, true, reply, 2 + 6 * (i - 1))
+    changes[i] = p.alg.step(states[i], p, now, true, reply, 2 + 5 * (i - 1))
     if not changes[i] then
       all = 0
     end
@@ -82,17 +84,19 @@ if mode == 'charge' then
     if all == 1 then
       p.alg.commit(KEYS[i], states[i], changes[i], p, now, margin)
     elseif changes[i] then -- admitted alone: report it as a peek (core.RefuseStack)
-      p.alg.step(states[i], p, now, false, reply, 2 + 6 * (i - 1))
+      p.alg.step(states[i], p, now, false, reply, 2 + 5 * (i - 1))
     end
   end
 else
   all = 0
   for i, p in ipairs(policies) do
     local st = states[i]
-    if mode == 'refund' then
+    if mode == 'undo' and p.alg.undo then
+      st = p.alg.undo(KEYS[i], st, p, now, margin)
+    elseif mode ~= 'peek' then
       st = p.alg.refund(KEYS[i], st, p, now, margin)
     end
-    p.alg.step(st, p, now, false, reply, 2 + 6 * (i - 1))
+    p.alg.step(st, p, now, false, reply, 2 + 5 * (i - 1))
   end
 end
 reply[2] = all

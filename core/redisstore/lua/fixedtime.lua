@@ -6,14 +6,14 @@ local function load_fixed_time(key, p)
   if err then
     return nil, err
   elseif not v then
-    return {millis = 0, frac = 0}
+    return {seen = false, millis = 0, frac = 0}
   end
   local millis, frac = string.match(v, '^(%d+) (%d+)$')
   millis, frac = tonumber(millis), tonumber(frac)
   if not millis or frac >= p.refill then
     return nil, 'malformed state'
   end
-  return {millis = millis, frac = frac}
+  return {seen = true, millis = millis, frac = frac}
 end
 
 -- units_ahead is how far t lies after now in token units; far reports a distance past horizon.
@@ -57,19 +57,18 @@ local function commit_fixed_time(key, old, t, p, now, margin)
   save_fixed_time(key, t, now, margin)
 end
 
--- refund_fixed_time moves t back by the cost in token units: max(TAT, now) + cost
--- becomes max(TAT, now). A TAT no later than now is no state at all.
+-- refund_fixed_time is core.Refund: the TAT moves back by the cost, to no earlier
+-- than now, unless it lies beyond reach (a clock that went far back).
 local function refund_fixed_time(key, t, p, now, margin)
-  if t.millis < now or (t.millis == now and t.frac == 0) then
+  if not t.seen then
     return t
   end
-  local frac = t.frac - p.cost * p.unit
-  local borrow = floordiv(frac, p.refill)
-  local back = {millis = t.millis + borrow, frac = frac - borrow * p.refill}
-  if back.millis < now or (back.millis == now and back.frac == 0) then
-    redis.call('DEL', key)
-    return {millis = 0, frac = 0}
+  local queued, far = units_ahead(t, now, p.refill, 2 * p.capacity * p.unit)
+  if far then
+    return t
   end
+  local back = fixed_after(now, math.max(0, queued - p.cost * p.unit), p.refill)
+  back.seen = true
   save_fixed_time(key, back, now, margin)
   return back
 end

@@ -29,11 +29,11 @@ function fixed_window.step(st, p, now, charge, reply, at)
     if count + p.cost > p.limit then
       retry = until_end
     end
-    put(reply, at, 0, p.limit - count, retry, until_end, 0, window)
+    put(reply, at, 0, p.limit - count, retry, until_end, 0)
     return nil
   end
   count = count + p.cost
-  put(reply, at, 1, p.limit - count, 0, until_end, 0, window)
+  put(reply, at, 1, p.limit - count, 0, until_end, 0)
   return {seen = true, window = window, count = count}
 end
 
@@ -46,17 +46,13 @@ function fixed_window.commit(key, old, st, p, now, margin)
   save_window(key, st, p, now, margin)
 end
 
--- refund takes the cost out of the window it was charged to (stamp), if that window
--- is still the current one; an emptied window is no state at all.
+-- refund is core.Refund: the cost comes out of the newest window, unless that window
+-- has closed by now (the charge expired with it).
 function fixed_window.refund(key, st, p, now, margin)
-  if not st.seen or st.window ~= p.stamp then
+  if not st.seen or floordiv(now, p.period) > st.window then
     return st
   end
   local back = {seen = true, window = st.window, count = math.max(st.count - p.cost, 0)}
-  if back.count == 0 then
-    redis.call('DEL', key)
-    return {seen = false}
-  end
   save_window(key, back, p, now, margin)
   return back
 end

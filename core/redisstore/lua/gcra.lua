@@ -15,11 +15,11 @@ function gcra.step(tat, p, now, charge, reply, at)
     if not far then
       remaining = quot(tolerance - queued, p.unit)
     end
-    put(reply, at, 0, remaining, retry, wait_until(tat, now, p.refill, 0), 0, 0)
+    put(reply, at, 0, remaining, retry, wait_until(tat, now, p.refill, 0), 0)
     return nil
   end
   queued = queued + need
-  put(reply, at, 1, quot(tolerance - queued, p.unit), 0, ceildiv(queued, p.refill), 0, 0)
+  put(reply, at, 1, quot(tolerance - queued, p.unit), 0, ceildiv(queued, p.refill), 0)
   return fixed_after(now, queued, p.refill)
 end
 

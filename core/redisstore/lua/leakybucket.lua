@@ -13,7 +13,7 @@ function leaky_bucket.step(tat, p, now, charge, reply, at)
     else
       remaining = quot(depth - queued, p.unit) + 1
     end
-    put(reply, at, 0, remaining, retry, wait_until(tat, now, p.refill, 0), 0, 0)
+    put(reply, at, 0, remaining, retry, wait_until(tat, now, p.refill, 0), 0)
     return nil
   end
   local wait = queued
@@ -22,7 +22,7 @@ function leaky_bucket.step(tat, p, now, charge, reply, at)
   if queued <= depth then
     remaining = quot(depth - queued, p.unit) + 1
   end
-  put(reply, at, 1, remaining, 0, ceildiv(queued, p.refill), ceildiv(wait, p.refill), 0)
+  put(reply, at, 1, remaining, 0, ceildiv(queued, p.refill), ceildiv(wait, p.refill))
   return fixed_after(now, queued, p.refill)
 end
 

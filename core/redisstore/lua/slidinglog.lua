@@ -49,11 +49,11 @@ function sliding_log.step(st, p, now, charge, reply, at)
     if n > drop then
       reset = st.at[n] + p.period - now
     end
-    put(reply, at, 0, p.limit - sum, retry, reset, 0, 0)
+    put(reply, at, 0, p.limit - sum, retry, reset, 0)
     return nil
   end
   sum = sum + p.cost
-  put(reply, at, 1, p.limit - sum, 0, instant + p.period - now, 0, instant)
+  put(reply, at, 1, p.limit - sum, 0, instant + p.period - now, 0)
   return {drop = drop, at = instant}
 end
 
@@ -71,32 +71,32 @@ function sliding_log.commit(key, old, change, p, now, margin)
   expire(key, change.at + p.period - now + margin)
 end
 
--- refund takes the cost out of the entry it was added to (at the instant stamp) and
--- rewrites the log without it.
+-- refund is core.Refund (refundLog): the cost comes out of the newest entries still
+-- in the window, and the log is rewritten without the emptied ones.
 function sliding_log.refund(key, st, p, now, margin)
-  local found = nil
-  for i = #st.at, 1, -1 do
-    if st.at[i] == p.stamp then
-      found = i
-      break
-    end
-  end
-  if not found then
+  local n = #st.at
+  if n == 0 then
     return st
   end
-  local back = {at = {}, cost = {}, sum = 0}
-  for i = 1, #st.at do
-    local cost = st.cost[i]
-    if i == found then
-      cost = cost - p.cost
+  local costs, cost, cutoff = {}, p.cost, math.max(now, st.at[n]) - p.period
+  for i = 1, n do
+    costs[i] = st.cost[i]
+  end
+  for i = n, 1, -1 do
+    if cost <= 0 or st.at[i] <= cutoff then
+      break
     end
-    if cost > 0 then
-      back.at[#back.at + 1], back.cost[#back.cost + 1] = st.at[i], cost
-      back.sum = back.sum + cost
+    local take = math.min(cost, costs[i])
+    costs[i], cost = costs[i] - take, cost - take
+  end
+  local back, flat = {at = {}, cost = {}, sum = 0}, {}
+  for i = 1, n do
+    if costs[i] > 0 then
+      back.at[#back.at + 1], back.cost[#back.cost + 1] = st.at[i], costs[i]
+      back.sum = back.sum + costs[i]
     end
   end
   redis.call('DEL', key)
-  local flat = {}
   for i = 1, #back.at do
     flat[#flat + 1], flat[#flat + 2] = format('%d', back.at[i]), format('%d', back.cost[i])
     if #flat >= 1000 or i == #back.at then

@@ -88,11 +88,11 @@ function sliding_window.step(st, p, now, charge, reply, at)
     if weighted > spare then
       retry = start + first_admitting_offset(period, p.limit, cur, prev, p.cost) - now
     end
-    put(reply, at, 0, math.max(p.limit - cur - weighted, 0), retry, until_recovered(start, period, cur, prev, now), 0, window)
+    put(reply, at, 0, math.max(p.limit - cur - weighted, 0), retry, until_recovered(start, period, cur, prev, now), 0)
     return nil
   end
   cur = cur + p.cost
-  put(reply, at, 1, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0, window)
+  put(reply, at, 1, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0)
   return {seen = true, window = window, count = cur, previous = prev}
 end
 
@@ -105,24 +105,13 @@ function sliding_window.commit(key, old, st, p, now, margin)
   save_counts(key, st, p, now, margin)
 end
 
--- refund takes the cost out of the window it was charged to (stamp): the current
--- window, or the previous one when the counter has moved on since.
+-- refund is core.Refund: the cost comes out of the current window's count, unless
+-- that window has closed by now.
 function sliding_window.refund(key, st, p, now, margin)
-  if not st.seen then
+  if not st.seen or floordiv(now, p.period) > st.window then
     return st
   end
-  local back = {seen = true, window = st.window, count = st.count, previous = st.previous}
-  if st.window == p.stamp then
-    back.count = math.max(back.count - p.cost, 0)
-  elseif st.window == p.stamp + 1 then
-    back.previous = math.max(back.previous - p.cost, 0)
-  else
-    return st
-  end
-  if back.count == 0 and back.previous == 0 then
-    redis.call('DEL', key)
-    return {seen = false}
-  end
+  local back = {seen = true, window = st.window, count = math.max(st.count - p.cost, 0), previous = st.previous}
   save_counts(key, back, p, now, margin)
   return back
 end

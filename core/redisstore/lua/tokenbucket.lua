@@ -45,11 +45,11 @@ function token_bucket.step(st, p, now, charge, reply, at)
     if level < need then
       retry = ceildiv(need - level, p.refill)
     end
-    put(reply, at, 0, quot(level, p.unit), retry, ceildiv(full - level, p.refill), 0, 0)
+    put(reply, at, 0, quot(level, p.unit), retry, ceildiv(full - level, p.refill), 0)
     return nil
   end
   level = level - need
-  put(reply, at, 1, quot(level, p.unit), 0, ceildiv(full - level, p.refill), 0, 0)
+  put(reply, at, 1, quot(level, p.unit), 0, ceildiv(full - level, p.refill), 0)
   return {seen = true, tokens = level, updated = updated}
 end
 
@@ -62,8 +62,8 @@ function token_bucket.commit(key, old, st, p, now, margin)
   save_bucket(key, st, p, now, margin)
 end
 
--- refund puts the cost back at the same now, capped at a full bucket: the level any
--- later decision sees is then the level it would have seen without the charge.
+-- refund is core.Refund: the cost goes back into the bucket refilled to now, capped
+-- at a full bucket.
 function token_bucket.refund(key, st, p, now, margin)
   if not st.seen then
     return st

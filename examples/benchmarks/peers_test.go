@@ -30,23 +30,30 @@ type stackDecider func(ctx context.Context, keys []string) (allowed bool, err er
 type peer struct {
 	name string
 	// single returns a decider for l on client.
-	single func(tb testing.TB, client *redis.Client, l limit) decider
+	single func(tb testing.TB, client *redis.Client, l limit, options []redisstore.Option) decider
 	// stack returns a decider for a stack of limits, or nil when the library has none;
 	// atomic reports whether it is all-or-nothing.
-	stack  func(tb testing.TB, client *redis.Client, ls []limit) stackDecider
+	stack  func(tb testing.TB, client *redis.Client, ls []limit, options []redisstore.Option) stackDecider
 	atomic bool
+	// options configure this library's store, for variants of it.
+	options []redisstore.Option
 }
 
 // peers are the libraries every scenario runs against.
 func peers() []peer {
 	return []peer{
 		{name: "ratelimit", single: ratelimitSingle, stack: ratelimitStack, atomic: true},
+		// Keys outlive their state by a second, as redis_rate's whole-second EX does:
+		// fewer keys expire and are created again between a user's requests.
+		{name: "ratelimit-margin1s", single: ratelimitSingle, stack: ratelimitStack, atomic: true,
+			options: []redisstore.Option{redisstore.WithExpiryMargin(time.Second)}},
 		{name: "redis_rate", single: redisRateSingle, stack: redisRateStack},
 	}
 }
 
-func ratelimitStore(tb testing.TB, client *redis.Client) *redisstore.Store {
-	store, err := redisstore.New(client, redisstore.WithPrefix(fmt.Sprintf("bench%d:", time.Now().UnixNano())))
+func ratelimitStore(tb testing.TB, client *redis.Client, options []redisstore.Option) *redisstore.Store {
+	options = append([]redisstore.Option{redisstore.WithPrefix(fmt.Sprintf("bench%d:", time.Now().UnixNano()))}, options...)
+	store, err := redisstore.New(client, options...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -57,16 +64,16 @@ func ratelimitPolicy(l limit) core.Policy {
 	return core.MustPolicy(l.name, core.GCRA, core.Rate{Limit: l.rate, Period: l.period})
 }
 
-func ratelimitSingle(tb testing.TB, client *redis.Client, l limit) decider {
-	store, p := ratelimitStore(tb, client), ratelimitPolicy(l)
+func ratelimitSingle(tb testing.TB, client *redis.Client, l limit, options []redisstore.Option) decider {
+	store, p := ratelimitStore(tb, client, options), ratelimitPolicy(l)
 	return func(ctx context.Context, key string) (bool, error) {
 		res, err := store.Decide(ctx, core.Request{Policy: p, Key: key})
 		return res.Allowed, err
 	}
 }
 
-func ratelimitStack(tb testing.TB, client *redis.Client, ls []limit) stackDecider {
-	store := ratelimitStore(tb, client)
+func ratelimitStack(tb testing.TB, client *redis.Client, ls []limit, options []redisstore.Option) stackDecider {
+	store := ratelimitStore(tb, client, options)
 	policies := make([]core.Policy, len(ls))
 	for i, l := range ls {
 		policies[i] = ratelimitPolicy(l)
@@ -86,7 +93,7 @@ func redisRateLimit(l limit) redis_rate.Limit {
 	return redis_rate.Limit{Rate: int(l.rate), Burst: int(l.rate), Period: l.period}
 }
 
-func redisRateSingle(_ testing.TB, client *redis.Client, l limit) decider {
+func redisRateSingle(_ testing.TB, client *redis.Client, l limit, _ []redisstore.Option) decider {
 	limiter, rl := redis_rate.NewLimiter(client), redisRateLimit(l)
 	prefix := l.name + ":"
 	return func(ctx context.Context, key string) (bool, error) {
@@ -100,7 +107,7 @@ func redisRateSingle(_ testing.TB, client *redis.Client, l limit) decider {
 
 // redisRateStack checks each limit in turn: redis_rate has no stacks, so this is not
 // all-or-nothing (a later refusal does not refund earlier limits).
-func redisRateStack(_ testing.TB, client *redis.Client, ls []limit) stackDecider {
+func redisRateStack(_ testing.TB, client *redis.Client, ls []limit, _ []redisstore.Option) stackDecider {
 	limiter := redis_rate.NewLimiter(client)
 	limits := make([]redis_rate.Limit, len(ls))
 	prefixes := make([]string, len(ls))

@@ -79,10 +79,10 @@ func BenchmarkRedis(b *testing.B) {
 				client.AddHook(counter)
 				var decide func(ctx context.Context, i int64) error
 				if sc.stack != nil {
-					d := p.stack(b, client, sc.stackOf)
+					d := p.stack(b, client, sc.stackOf, p.options)
 					decide = func(ctx context.Context, i int64) error { _, err := d(ctx, sc.stack(i)); return err }
 				} else {
-					d := p.single(b, client, sc.limit)
+					d := p.single(b, client, sc.limit, p.options)
 					decide = func(ctx context.Context, i int64) error { _, err := d(ctx, sc.single(i)); return err }
 				}
 				if err := decide(context.Background(), 0); err != nil { // loads scripts

@@ -81,7 +81,11 @@ func FromLimiter(l *httplimit.Limiter) (echo.MiddlewareFunc, error) {
 }
 
 func writeDenial(c echo.Context, d *httplimit.Denial) error {
-	return c.Blob(http.StatusTooManyRequests, httplimit.ProblemContentType, d.Problem())
+	res := c.Response()
+	d.SetContentType(res.Header())
+	res.WriteHeader(http.StatusTooManyRequests)
+	_, err := res.Write(d.Problem())
+	return err
 }
 
 func writeError(c echo.Context, err error) error {

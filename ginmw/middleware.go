@@ -77,6 +77,7 @@ func FromLimiter(l *httplimit.Limiter) (gin.HandlerFunc, error) {
 }
 
 func writeDenial(c *gin.Context, d *httplimit.Denial) {
+	d.SetContentType(c.Writer.Header()) // c.Data keeps it, without allocating another
 	c.Data(http.StatusTooManyRequests, httplimit.ProblemContentType, d.Problem())
 }
 

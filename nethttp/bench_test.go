@@ -79,6 +79,13 @@ func BenchmarkMiddleware(b *testing.B) {
 			checkKeys(b, store, keys)
 		})
 	}
+	// A flood from one key that is refused: the 429 path, with its problem body.
+	b.Run("refused/keys=1", func(b *testing.B) {
+		store := memory.MustNew()
+		defer store.Close()
+		one := core.MustPolicy("api", core.FixedWindow, core.PerHour(1))
+		benchRouter(b, newMux(nethttp.Middleware(store, httplimit.Limit(one, clientIP.Key))), 1)
+	})
 }
 
 // checkKeys fails a benchmark whose requests did not use the keys it meant to.

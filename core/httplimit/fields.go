@@ -144,11 +144,24 @@ func (l *Limiter) rateLimitField(t *Ticket) []string {
 	return single(string(buf))
 }
 
-// seconds is the header value of a small non-negative integer: precomputed up
-// to maxCachedSeconds, formatted otherwise.
+// seconds is the header value of a non-negative integer: precomputed up to
+// maxCachedSeconds; beyond, the last such value is remembered (a flood refused
+// by an hourly policy repeats its Retry-After for a whole second).
 func (l *Limiter) seconds(n int64) []string {
 	if n >= 0 && n <= maxCachedSeconds {
 		return l.secondsFields[n]
 	}
-	return single(strconv.FormatInt(n, 10))
+	if last := l.lastSeconds.Load(); last != nil && last.n == n {
+		return last.value[:]
+	}
+	e := &cachedSeconds{n: n}
+	e.value[0] = strconv.FormatInt(n, 10)
+	l.lastSeconds.Store(e)
+	return e.value[:]
+}
+
+// cachedSeconds is an immutable header value of a number of seconds.
+type cachedSeconds struct {
+	n     int64
+	value [1]string
 }

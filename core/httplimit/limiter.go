@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -33,6 +34,8 @@ type Limiter struct {
 	policyField   []string    // the RateLimit-Policy value when every policy is static
 	cache         *fieldCache // recent RateLimit values of a static stack; nil otherwise
 	secondsFields [][]string  // header values "0" to "maxCachedSeconds"
+	lastSeconds   atomic.Pointer[cachedSeconds]
+	problemType   []string // the Content-Type value of problem bodies
 	leases        leaseIDs
 	tickets       sync.Pool
 }
@@ -148,6 +151,7 @@ func (l *Limiter) checkRules() error {
 		}
 	}
 	l.secondsFields = secondsFields()
+	l.problemType = single(ProblemContentType)
 	return nil
 }
 

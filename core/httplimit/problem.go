@@ -32,7 +32,8 @@ type Denial struct {
 	// refusing policies, rounded up to whole seconds (at least one second).
 	RetryAfter time.Duration
 
-	body []byte // the default problem body, built on first use
+	body        []byte   // the default problem body, built on first use
+	contentType []string // the Limiter's shared Content-Type value
 }
 
 // Violated lists the names of the policies that refused the request.
@@ -44,6 +45,16 @@ func (d *Denial) Violated() []string {
 		}
 	}
 	return names
+}
+
+// SetContentType sets h's Content-Type to ProblemContentType, for a deny handler
+// that writes Problem. The value is shared: do not modify it in place.
+func (d *Denial) SetContentType(h http.Header) {
+	if d.contentType != nil {
+		h[headerContentType] = d.contentType
+		return
+	}
+	h[headerContentType] = []string{ProblemContentType}
 }
 
 // Problem is the default body of the refusal, an RFC 9457 problem details object
@@ -91,7 +102,7 @@ func (d *Denial) Problem() []byte {
 // WriteDenial is the default deny handler for net/http: 429 with the problem body.
 // The rate-limit fields and Retry-After are already set on w's header.
 func WriteDenial(w http.ResponseWriter, d *Denial) {
-	w.Header()[headerContentType] = []string{ProblemContentType}
+	d.SetContentType(w.Header())
 	w.WriteHeader(http.StatusTooManyRequests)
 	_, _ = w.Write(d.Problem())
 }

@@ -53,11 +53,16 @@ const (
 	// VerdictUncharged: this policy would have admitted the request, but another
 	// policy of its stack refused it, so nothing was charged.
 	VerdictUncharged Verdict = "uncharged"
+	// VerdictUnenforced: the policy's store failed and its failure mode admitted the
+	// request without counting it (core.Result.Unenforced).
+	VerdictUnenforced Verdict = "unenforced"
 )
 
 // Verdict is the verdict of the i-th policy.
 func (e *Event) Verdict(i int) Verdict {
 	switch {
+	case e.Results[i].Unenforced && (e.Allowed || !refused(&e.Results[i])):
+		return VerdictUnenforced
 	case e.Allowed:
 		return VerdictAllowed
 	case !refused(&e.Results[i]):

@@ -114,7 +114,9 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 //   - ErrUnidentified: 400, the request lacks the identity it is limited by (413
 //     when the identity is a form field beyond the part of the body a key
 //     function reads: keyfuncs.ErrFormTooLarge);
-//   - ErrStore or a cancelled request: 503 with Retry-After: 1;
+//   - ErrStore or a cancelled request: 503 with Retry-After: 1, or the whole seconds
+//     (rounded up) of the error's hint when it has one (RetryAfterHinter, as a
+//     failure mode that fails closed gives);
 //   - anything else (a failing policy or cost function): 500.
 func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	switch {
@@ -123,9 +125,20 @@ func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	case errors.Is(err, ErrUnidentified):
 		return http.StatusBadRequest, 0, problemUnidentified
 	case errors.Is(err, ErrStore), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, 1, problemUnavailable
+		retryAfter = 1
+		var hinter RetryAfterHinter
+		if errors.As(err, &hinter) {
+			retryAfter = max(1, int64((hinter.RetryAfterHint()+time.Second-1)/time.Second))
+		}
+		return http.StatusServiceUnavailable, retryAfter, problemUnavailable
 	}
 	return http.StatusInternalServerError, 0, problemInternal
+}
+
+// RetryAfterHinter is implemented by store errors that know when the store is worth
+// asking again (resilient.UnavailableError does).
+type RetryAfterHinter interface {
+	RetryAfterHint() time.Duration
 }
 
 // WriteError is the default error handler for net/http (see ErrorResponse).

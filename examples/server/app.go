@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/prommetrics"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -49,11 +52,11 @@ type limiters struct {
 
 // newApp builds the store, the policies and the router that cfg describes.
 func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
-	store, err := openStore(cfg, h.clock, logger)
+	registry := prometheus.NewRegistry()
+	store, err := openStore(cfg, h.clock, logger, registry)
 	if err != nil {
 		return nil, err
 	}
-	registry := prometheus.NewRegistry()
 	obs, err := newObserver(logger, registry)
 	if err != nil {
 		store.Close()
@@ -72,11 +75,13 @@ func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 	return &app{handler: handler, store: store, api: lims.apiPolicy}, nil
 }
 
-// openStore opens the store cfg names.
-func openStore(cfg config, clock func() time.Time, logger *slog.Logger) (core.Store, error) {
-	if cfg.store != "memory" && cfg.onStoreError == "local" {
-		logger.Warn("-on-store-error local: degraded mode is not yet available; store failures are answered 503 with Retry-After (as closed)")
-	}
+// openStore opens the store cfg names. The memory store cannot fail; a Redis store
+// (real or embedded) is wrapped in the failure mode of -on-store-error, with its
+// metrics on registry, and probed once so that a permanent misconfiguration fails
+// the start.
+func openStore(cfg config, clock func() time.Time, logger *slog.Logger, registry prometheus.Registerer) (core.Store, error) {
+	var shared core.Store
+	var err error
 	switch cfg.store {
 	case "memory":
 		var options []memory.Option
@@ -89,12 +94,59 @@ func openStore(cfg config, clock func() time.Time, logger *slog.Logger) (core.St
 		if clock != nil {
 			options = append(options, redisstore.WithClock(clock))
 		}
-		return redisstore.NewEmbedded(options...)
+		shared, err = redisstore.NewEmbedded(options...)
 	case "redis":
-		return redisstore.Dial(cfg.redisAddrs)
+		shared, err = redisstore.Dial(cfg.redisAddrs)
+	default:
+		return nil, fmt.Errorf("-store %q: unknown store", cfg.store)
 	}
-	return nil, fmt.Errorf("-store %q: unknown store", cfg.store)
+	if err != nil {
+		return nil, err
+	}
+	return withFailureMode(cfg, shared, clock, logger, registry)
 }
+
+// withFailureMode wraps the shared store in -on-store-error's mode.
+// A test's clock drives the failure mode's local store and pre-limiter too.
+func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logger *slog.Logger, registry prometheus.Registerer) (core.Store, error) {
+	mode, err := resilient.ParseMode(cfg.onStoreError)
+	if err != nil {
+		shared.Close()
+		return nil, fmt.Errorf("-on-store-error: %w", err)
+	}
+	metrics, err := prommetrics.New(registry, prommetrics.WithoutDecisions(), prommetrics.WithPolicies(policyNames...))
+	if err != nil {
+		shared.Close()
+		return nil, err
+	}
+	options := []resilient.Option{resilient.WithMode(mode), resilient.WithStoreName(cfg.store),
+		resilient.WithObserver(metrics), resilient.WithLogger(logger)}
+	if clock != nil {
+		options = append(options, resilient.WithClock(clock))
+	}
+	store, err := resilient.New(shared, options...)
+	if err != nil {
+		shared.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startupCheckTimeout)
+	defer cancel()
+	if err := store.Check(ctx); err != nil {
+		if errors.Is(err, resilient.ErrPermanent) {
+			store.Close()
+			return nil, fmt.Errorf("-store %s: %w", cfg.store, err)
+		}
+		logger.Warn("the shared store did not answer the start-up check; starting in the failure mode until it does",
+			"store", cfg.store, "on_store_error", cfg.onStoreError, "error", err)
+	}
+	return store, nil
+}
+
+// policyNames are the reference server's policies, for the fallback gauges.
+var policyNames = []string{"api", "export", "account", "ip", "subnet"}
+
+// startupCheckTimeout bounds the start-up probe of a Redis store.
+const startupCheckTimeout = 5 * time.Second
 
 // newLimiters builds the policies and key functions of DESIGN.md's routes.
 func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters, error) {

@@ -98,9 +98,6 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	if !oneOf(cfg.onStoreError, storeErrors) {
 		return config{}, fmt.Errorf("-on-store-error %q: want one of %s", cfg.onStoreError, strings.ReplaceAll(storeErrors, "|", ", "))
 	}
-	if cfg.onStoreError == "open" {
-		return config{}, errors.New("-on-store-error open: not yet available; use closed (503 with Retry-After) or local")
-	}
 	if trusted != "" {
 		prefixes, err := keyfuncs.ParseTrustedProxies(trusted)
 		if err != nil {

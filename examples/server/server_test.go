@@ -27,7 +27,6 @@ func TestFlagsAreValidated(t *testing.T) {
 		{[]string{"-algorithm", "concurrency"}, `-algorithm "concurrency"`},
 		{[]string{"-store", "redis"}, "-store redis needs -redis-addrs"},
 		{[]string{"-redis-addrs", "127.0.0.1:6379"}, "-redis-addrs is only for -store redis"},
-		{[]string{"-on-store-error", "open"}, "not yet available"},
 		{[]string{"-on-store-error", "ignore"}, `-on-store-error "ignore"`},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,not-a-cidr"}, "-trusted-proxies"},
 		{[]string{"extra"}, "unexpected arguments"},
@@ -147,8 +146,8 @@ func TestEmbeddedStore(t *testing.T) {
 	}
 }
 
-func TestUnreachableRedisAnswers503(t *testing.T) {
-	srv := startServer(t, "gin", "-store", "redis", "-redis-addrs", "127.0.0.1:1")
+func TestUnreachableRedisFailsClosedWith503(t *testing.T) {
+	srv := startServer(t, "gin", "-store", "redis", "-redis-addrs", "127.0.0.1:1", "-on-store-error", "closed")
 	c := client(t, "127.0.0.1")
 	r := do(t, c, http.MethodGet, srv.url+"/api/resource", nil)
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" || r.header.Get("Content-Type") != "application/problem+json" {

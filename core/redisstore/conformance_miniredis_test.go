@@ -1,8 +1,10 @@
 package redisstore_test
 
 import (
+	"context"
 	"crypto/rand"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -38,9 +40,56 @@ func TestConformanceMiniredis(t *testing.T) {
 }
 
 // With every request of a stack in its own call, stacks go through the
-// charge-in-order-and-refund path of a Cluster whose keys lie in different slots.
-func TestConformanceMiniredisSplitStacks(t *testing.T) {
-	storetest.Run(t, newStoreOn(newMiniredisClient(t), redisstore.WithSplitStacks()))
+// charge-in-order-and-refund path of a Cluster whose keys lie in different slots. The
+// whole suite runs that way on a real server (conformance_redis_test.go); here, in
+// every run, mixed stacks are replayed against core.StepStack.
+func TestSplitStacksMiniredis(t *testing.T) {
+	clock := storetest.NewClock()
+	store := newStoreOn(newMiniredisClient(t), redisstore.WithSplitStacks())(t, clock)
+	policies := []core.Policy{
+		core.MustPolicy("split-log", core.SlidingLog, core.PerMinute(5)),
+		core.MustPolicy("split-gcra", core.GCRA, core.PerSecond(4), core.WithBurst(6)),
+		core.MustPolicy("split-window", core.SlidingWindow, core.Rate{Limit: 9, Period: 2 * time.Second}),
+		core.MustPolicy("split-fixed", core.FixedWindow, core.PerSecond(7)),
+		core.MustPolicy("split-leaky", core.LeakyBucket, core.PerSecond(5), core.WithBurst(4)),
+		core.MustPolicy("split-token", core.TokenBucket, core.PerSecond(3), core.WithBurst(5)),
+		core.MustConcurrencyPolicy("split-inflight", 3, 700*time.Millisecond),
+		// The last policy refuses most stacks after the others have been charged.
+		core.MustPolicy("split-scarce", core.FixedWindow, core.Rate{Limit: 4, Period: 5 * time.Second}),
+	}
+	states := map[string]core.State{}
+	at := storetest.Start
+	for i := 0; i < 300; i++ {
+		at += int64((i * 7919) % 700)
+		clock.Set(at)
+		reqs := make([]core.Request, len(policies))
+		current := make([]core.State, len(policies))
+		for j, p := range policies {
+			reqs[j] = core.Request{Policy: p, Key: []string{"alice", "bob", "carol"}[(i+j)%3], Lease: uint64(i + 1)}
+			if j == len(policies)-1 {
+				reqs[j].Key = "everyone"
+			}
+			current[j] = states[p.Name()+reqs[j].Key]
+		}
+		got := make([]core.Result, len(reqs))
+		allowed, err := store.DecideStack(context.Background(), reqs, got)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		want := make([]core.Result, len(reqs))
+		next, wantAllowed := core.StepStack(current, reqs, at, want)
+		if allowed != wantAllowed {
+			t.Fatalf("step %d: allowed=%v, core says %v", i, allowed, wantAllowed)
+		}
+		for j := range want {
+			if got[j] != want[j] {
+				t.Fatalf("step %d policy %s:\n got %+v\nwant %+v", i, policies[j].Name(), got[j], want[j])
+			}
+			if wantAllowed {
+				states[policies[j].Name()+reqs[j].Key] = next[j]
+			}
+		}
+	}
 }
 
 // uniquePrefix is a fresh key prefix: "t", 16 random base32 digits and a colon.

@@ -43,11 +43,21 @@
 // By default each (policy, key) has its own slot. WithHashTag (TagByKey, TagPolicies)
 // puts the keys of a stack in one slot, and the stack is one call. A stack across slots
 // is still all-or-nothing: the store charges each slot's group in order, at one
-// instant, and when a group refuses it refunds the groups charged before it (each
-// algorithm undoes a charge exactly at the instant it was taken) and peeks at the
-// rest. Between a charge and its refund, concurrent decisions on those keys see the
+// instant, and when a group refuses it refunds the groups charged before it (with
+// core.Refund at the charge's instant, which restores what any later decision sees,
+// and releasing leases taken) and peeks at the rest. On a Ring, a call holds the keys
+// of one hash tag. Between a charge and its refund, concurrent decisions on those keys see the
 // charge, so they may be refused (never wrongly admitted); a process that dies between
 // the two leaves the charge in place.
+//
+// # Errors
+//
+// A failed decision is an error naming the policy, never an admission:
+// core.ErrStoreUnavailable when the server cannot serve (unreachable, LOADING,
+// READONLY, CLUSTERDOWN, …), ErrUnexpectedReply when it answers unexpectedly
+// (WRONGTYPE, CROSSSLOT, state the scripts did not write); a cancelled context is
+// returned as such. Refund (core.Refunder) gives cost back exactly as core.Refund;
+// Release ends a concurrency lease.
 //
 // # Time
 //

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -19,7 +20,7 @@ const (
 const serverTime = -1
 
 // argsPerPolicy is how many script arguments describe one request (lua/decide.lua).
-const argsPerPolicy = 9
+const argsPerPolicy = 3
 
 // algorithmCode is the script's name of an algorithm (the abbreviation of policy IDs).
 func algorithmCode(a core.Algorithm) string {
@@ -42,41 +43,57 @@ func algorithmCode(a core.Algorithm) string {
 	return "?"
 }
 
-// policyArgs are the script arguments a policy always passes, boxed once: name,
-// algorithm, unit, refill, capacity, limit and period.
-type policyArgs [7]any
-
-func newPolicyArgs(p *core.Policy) *policyArgs {
-	return &policyArgs{p.Name(), algorithmCode(p.Algorithm()), p.TokenUnit(), p.RefillPerMilli(), p.Capacity(), p.Limit(), p.PeriodMillis()}
+// policySpec is the script argument that describes a policy, boxed once: its name,
+// algorithm and the parameters the algorithm uses, "api tb 1 100 20" (token unit,
+// refill per ms, capacity) for the buckets, "login fw 100 60000" (limit, period) for
+// the others.
+func policySpec(p *core.Policy) any {
+	b := make([]byte, 0, 64)
+	b = append(b, p.Name()...)
+	b = append(b, ' ')
+	b = append(b, algorithmCode(p.Algorithm())...)
+	switch p.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+		for _, v := range [...]int64{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()} {
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, v, 10)
+		}
+	default:
+		for _, v := range [...]int64{p.Limit(), p.PeriodMillis()} {
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, v, 10)
+		}
+	}
+	return string(b)
 }
 
-// maxCachedPolicies bounds argCache: policies computed per request (a limit from a
-// header, say) could otherwise grow it without bound. Beyond it, arguments are boxed
+// maxCachedPolicies bounds specCache: policies computed per request (a limit from a
+// header, say) could otherwise grow it without bound. Beyond it, specs are built
 // per call.
 const maxCachedPolicies = 4096
 
-// argCache holds the boxed arguments of the policies a store has seen, by policy ID.
-type argCache struct {
-	policies sync.Map // string -> *policyArgs
-	size     atomic.Int64
+// specCache holds the specs of the policies a store has seen, by policy ID.
+type specCache struct {
+	specs sync.Map // string -> any (a boxed string)
+	size  atomic.Int64
 }
 
-func (c *argCache) get(p *core.Policy) *policyArgs {
-	if v, ok := c.policies.Load(p.ID()); ok {
-		return v.(*policyArgs)
+func (c *specCache) get(p *core.Policy) any {
+	if spec, ok := c.specs.Load(p.ID()); ok {
+		return spec
 	}
-	args := newPolicyArgs(p)
+	spec := policySpec(p)
 	if c.size.Load() < maxCachedPolicies {
-		if _, loaded := c.policies.LoadOrStore(p.ID(), args); !loaded {
+		if _, loaded := c.specs.LoadOrStore(p.ID(), spec); !loaded {
 			c.size.Add(1)
 		}
 	}
-	return args
+	return spec
 }
 
 // scriptArgs are the arguments of one EVALSHA of the decide script (lua/decide.lua):
 // the command, the SHA, the keys, the mode, the instant (serverTime for Redis TIME),
-// the TTL margin, then nine per request.
+// the TTL margin, then per request its policy's spec, its cost and its lease.
 func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request, keys []string) []any {
 	args := make([]any, 0, 3+len(keys)+3+argsPerPolicy*len(reqs))
 	args = append(args, "evalsha", sha, len(keys))
@@ -93,9 +110,7 @@ func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request,
 		if reqs[i].Policy.Algorithm() != core.Concurrency {
 			lease = 0 // unused: spare the allocation of boxing it
 		}
-		static := s.argCache.get(&reqs[i].Policy)
-		args = append(args, static[:]...)
-		args = append(args, reqs[i].EffectiveCost(), lease)
+		args = append(args, s.specs.get(&reqs[i].Policy), reqs[i].EffectiveCost(), lease)
 	}
 	return args
 }

@@ -43,26 +43,29 @@ func FuzzParseDecision(f *testing.F) {
 }
 
 // FuzzDecideArguments runs the decide script with arbitrary arguments (the fuzzed
-// string split at spaces): it answers with a RATELIMIT error or a reply the parser
-// accepts, and an error writes nothing.
+// string split at spaces, with '|' standing for a space inside an argument): it
+// answers with a RATELIMIT error or a reply the parser accepts, and an error writes
+// nothing.
 func FuzzDecideArguments(f *testing.F) {
 	for _, seed := range []string{
-		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 0",
-		"undo 1767225600000 1 c cc 1 1 2 2 1000 1 7",
-		"charge redis 1 api gcra 100 1 10 10 1000 3 0",
-		"peek 5 60000 login log 1 1 5 5 60000 1 0",
-		"refund 1767225600000 1 w fw 1 1 3 3 250 1 0",
-		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 18446744073709551615",
-		"charge 1767225600000 1 c cc 1 1 2 2 1000 1 -7",
-		"charge 1767225600000 1 api tb 1 1 10 10 1000 11 0",
-		"charge 1e3 1 api tb 1 1 10 10 1000 1 0",
-		"charge nan 1 api tb 1 1 10 10 1000 1 0",
-		"charge 1767225600000 1 api tb 1 1 nan 10 1000 1 0",
-		"charge 1767225600000 1 api tb 1 1 10.5 10 1000 1 0",
-		"charge 1767225600000 1 api xx 1 1 10 10 1000 1 0",
-		"charge 1767225600000 1 api tb 1 1 10 10 1000 1 -3",
-		"charge 1767225600000 1 api tb 99999999999 99999999999 99999999999 1 1 1 0",
-		"steal 1 1 api tb 1 1 10 10 1000 1 0",
+		"charge 1767225600000 1 api|tb|1|1|10 1 0",
+		"charge redis 1 api|gcra|100|1|10 3 0",
+		"peek 5 60000 login|log|5|60000 1 0",
+		"refund 1767225600000 1 w|fw|3|250 1 0",
+		"undo 1767225600000 1 c|cc|2|1000 1 7",
+		"charge 1767225600000 1 c|cc|2|1000 1 18446744073709551615",
+		"charge 1767225600000 1 c|cc|2|1000 1 -7",
+		"charge 1767225600000 1 api|tb|1|1|10 11 0",
+		"charge 1e3 1 api|tb|1|1|10 1 0",
+		"charge nan 1 api|tb|1|1|10 1 0",
+		"charge 1767225600000 1 api|tb|1|nan|10 1 0",
+		"charge 1767225600000 1 api|tb|1|1|10.5 1 0",
+		"charge 1767225600000 1 api|xx|1|1|10 1 0",
+		"charge 1767225600000 1 api|fw|1|1|10 1 0",
+		"charge 1767225600000 1 api|tb|10|1000 1 0",
+		"charge 1767225600000 1 api|tb|99999999999|99999999999|99999999999 1 0",
+		"charge 1767225600000 1 api|tb|1|1|10 nan 0",
+		"steal 1 1 api|tb|1|1|10 1 0",
 		"",
 	} {
 		f.Add(seed)
@@ -88,7 +91,7 @@ func FuzzDecideArguments(f *testing.F) {
 			args = append(args, "k"+strconv.Itoa(i))
 		}
 		for _, field := range fields {
-			args = append(args, field)
+			args = append(args, strings.ReplaceAll(field, "|", " "))
 		}
 		cmd := redis.NewIntSliceCmd(ctx, args...)
 		if err := client.Process(ctx, cmd); err != nil {

@@ -39,7 +39,7 @@ type Store struct {
 	margin   any // the TTL margin in milliseconds, boxed once
 	split    bool
 	scripts  scripts
-	argCache argCache
+	specs    specCache
 
 	closed    atomic.Bool
 	closeOnce sync.Once

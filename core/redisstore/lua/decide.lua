@@ -1,12 +1,14 @@
 -- decide.lua: decides a stack of policies, one per key, as one atomic step.
 --
--- KEYS[i] is the state of policy i. ARGV holds three arguments, then nine per policy:
---   mode now margin, then: name algorithm unit refill capacity limit period cost lease
+-- KEYS[i] is the state of policy i. ARGV holds three arguments, then three per policy:
+--   mode now margin, then: spec cost lease
 -- mode:   charge (decide all-or-nothing), peek (decide, spend nothing), refund
 --         (core.Refund, then peek) or undo (refund a charge taken at now, releasing
 --         its lease, then peek)
 -- now:    milliseconds since the Unix epoch, or "redis" for the server's TIME
 -- margin: milliseconds added to every TTL beyond the state's full recovery
+-- spec:   "name algorithm unit refill capacity" for the buckets (tb, gcra, lb),
+--         "name algorithm limit period" for the others (fw, sw, log, cc)
 -- Reply: now, 1 when every policy admitted, then per policy:
 --   allowed remaining retry_after_ms reset_after_ms delay_ms
 -- Every argument is validated and every state read before the first write. The
@@ -27,7 +29,7 @@ end
 
 local n = #KEYS
 local mode, now, margin = ARGV[1], nil, int(ARGV[3], 0, MAX_PERIOD)
-if n < 1 or #ARGV ~= 3 + 9 * n or not margin or
+if n < 1 or #ARGV ~= 3 + 3 * n or not margin or
     (mode ~= 'charge' and mode ~= 'peek' and mode ~= 'refund' and mode ~= 'undo') then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
@@ -40,18 +42,19 @@ end
 
 local policies = {}
 for i = 1, n do
-  local a = 3 + 9 * (i - 1)
-  local code = ARGV[a + 2]
-  local p = {
-    name = ARGV[a + 1], alg = algorithms[code],
-    unit = int(ARGV[a + 3], 1, MAX_EXACT), refill = int(ARGV[a + 4], 1, MAX_EXACT),
-    capacity = int(ARGV[a + 5], 1, MAX_EXACT), limit = int(ARGV[a + 6], 1, MAX_EXACT),
-    period = int(ARGV[a + 7], 1, MAX_PERIOD), lease = ARGV[a + 9],
-  }
-  p.cost = p.capacity and int(ARGV[a + 8], 1, p.capacity)
+  local a = 3 + 3 * (i - 1)
+  local name, code, x, y, z = string.match(ARGV[a + 1], '^(%S+) (%a+) (%d+) (%d+) ?(%d*)$')
+  local p = {name = name or '?', alg = algorithms[code], lease = ARGV[a + 3]}
   local bucket = code == 'tb' or code == 'gcra' or code == 'lb'
-  if #p.name > 64 or not (p.alg and p.unit and p.refill and p.capacity and p.limit and p.period and p.cost) or
-      (bucket and p.capacity * p.unit > MAX_EXACT) or (code == 'cc' and not string.match(p.lease, '^%d+$')) or #p.lease > 20 then
+  if bucket and z ~= '' then
+    p.unit, p.refill, p.capacity = int(x, 1, MAX_EXACT), int(y, 1, MAX_EXACT), int(z, 1, MAX_EXACT)
+    p.valid = p.unit and p.refill and p.capacity and p.capacity * p.unit <= MAX_EXACT
+  elseif name and not bucket and z == '' then
+    p.limit, p.period = int(x, 1, MAX_EXACT), int(y, 1, MAX_PERIOD)
+    p.capacity, p.valid = p.limit, p.limit and p.period
+  end
+  p.cost = p.valid and int(ARGV[a + 2], 1, p.capacity)
+  if not (p.alg and p.cost) or #p.name > 64 or #p.lease > 20 or (code == 'cc' and not string.match(p.lease, '^%d+$')) then
     return redis.error_reply('RATELIMIT policy "' .. p.name .. '": malformed arguments')
   end
   policies[i] = p

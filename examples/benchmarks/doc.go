@@ -1,10 +1,17 @@
-// Package benchmarks compares the Redis store of github.com/go-ratelimit/ratelimit with
-// other Redis rate limiters on one redis-server, in one run. It is a module of its own
+// Package benchmarks compares github.com/go-ratelimit/ratelimit with the other Go rate
+// limiters, in memory, on Redis and as net/http middleware. It is a module of its own
 // so that the libraries it compares against never enter the main module's go.mod.
 //
-//	cd examples/benchmarks && go test -run '^$' -bench . -benchtime 3s
+// The interleaved comparison, with medians, as a markdown table (README.md):
 //
-// Each scenario (redisbench_test.go) runs against every peer (peers_test.go); a new
-// library is one more peer, a new workload one more scenario. Every benchmark reports
-// decisions/s, allocs/op and the Redis commands each decision sent (cmds/decision).
+//	cd examples/benchmarks && go run ./cmd/compare
+//
+// The same scenarios as ordinary benchmarks, for benchstat:
+//
+//	go test -run '^$' -bench Compare/memory -count 10
+//
+// Package limiters wraps every implementation behind one shape, package harness holds
+// the scenarios and the over-grant check. BenchmarkRedis (redisbench_test.go) compares
+// the Redis store with redis_rate on stacks of limits and counts the commands each
+// decision sends.
 package benchmarks

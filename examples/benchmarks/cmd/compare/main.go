@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,7 @@ type config struct {
 	only         string
 	redisAddr    string
 	out          string
+	match        *regexp.Regexp
 }
 
 func main() {
@@ -45,7 +47,13 @@ func main() {
 	flag.StringVar(&cfg.only, "only", "memory,redis,http,overgrant", "comma-separated parts to run: memory, redis, http, overgrant (or full scenario names)")
 	flag.StringVar(&cfg.redisAddr, "redis", "", "host:port of a redis-server to use instead of starting one (its keys are prefixed, never flushed)")
 	flag.StringVar(&cfg.out, "out", "", "also write the tables to this file")
+	match := flag.String("match", "", "run only the implementations whose names match this regular expression")
 	flag.Parse()
+	var err error
+	if cfg.match, err = regexp.Compile(*match); err != nil {
+		fmt.Fprintln(os.Stderr, "compare: -match:", err)
+		os.Exit(2)
+	}
 	if cfg.rounds < 1 {
 		fmt.Fprintln(os.Stderr, "compare: -rounds must be at least 1")
 		os.Exit(2)

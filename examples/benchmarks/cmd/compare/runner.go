@@ -55,7 +55,7 @@ func run(cfg config, out, log io.Writer) error {
 			}
 			fmt.Fprintf(log, "round %d/%d: %s\n", round+1, cfg.rounds, sc.Name)
 			{
-				for i, one := range rotate(measurements(sc), round) {
+				for i, one := range rotate(measurements(sc, cfg), round) {
 					key := sc.Name + "\x00" + one.name
 					s := bySeries[key]
 					if s == nil {
@@ -104,7 +104,7 @@ type measurement struct {
 }
 
 // measurements returns the implementations of sc's kind.
-func measurements(sc harness.Scenario) []measurement {
+func measurements(sc harness.Scenario, cfg config) []measurement {
 	var ms []measurement
 	switch sc.Kind {
 	case harness.KindMemory, harness.KindRedis:
@@ -142,7 +142,13 @@ func measurements(sc harness.Scenario) []measurement {
 				}})
 		}
 	}
-	return ms
+	matched := ms[:0]
+	for _, m := range ms {
+		if cfg.match.MatchString(m.name) {
+			matched = append(matched, m)
+		}
+	}
+	return matched
 }
 
 // bench runs one testing.Benchmark of about d.
@@ -166,6 +172,9 @@ func bench(d time.Duration, f func(b *testing.B) harness.Stats) (sample, error) 
 
 // rotate starts round r at its r-th implementation, so no one always runs first.
 func rotate(m []measurement, r int) []measurement {
+	if len(m) == 0 {
+		return m
+	}
 	r %= len(m)
 	return append(append([]measurement{}, m[r:]...), m[:r]...)
 }
@@ -216,6 +225,9 @@ func overGrantAll(cfg config, redisAddr string, log io.Writer) []overGrantRow {
 	}
 	var rows []overGrantRow
 	for i, e := range impls {
+		if !cfg.match.MatchString(e.impl.Name) {
+			continue
+		}
 		fmt.Fprintf(log, "over-grant: %s\n", e.impl.Name)
 		row := overGrantRow{name: e.impl.Name, algorithm: e.impl.Algorithm, store: e.store, ours: e.impl.Ours}
 		env := limiters.Env{RedisAddr: redisAddr, PoolSize: harness.RedisGoroutines,

@@ -109,8 +109,8 @@ func label(name string, ours bool) string {
 
 func writeReport(w io.Writer, cfg config, start time.Time, redis bool, all []*series, overGrants []overGrantRow) {
 	fmt.Fprintf(w, "Measured %s on %s.\n", start.Format("2006-01-02 15:04 MST"), machine())
-	fmt.Fprintf(w, "Command: `go run ./cmd/compare %s` (medians of %d interleaved rounds; memory %s, Redis %s, HTTP %s per measurement).\n",
-		strings.Join(os.Args[1:], " "), cfg.rounds, cfg.memoryTime, cfg.redisTime, cfg.httpTime)
+	fmt.Fprintf(w, "Command: `%s` (medians of %d interleaved rounds; memory %s, Redis %s, HTTP %s per measurement).\n",
+		strings.Join(append([]string{"go run ./cmd/compare"}, os.Args[1:]...), " "), cfg.rounds, cfg.memoryTime, cfg.redisTime, cfg.httpTime)
 	if !redis {
 		fmt.Fprintln(w, "\nRedis scenarios skipped: no redis-server.")
 	}

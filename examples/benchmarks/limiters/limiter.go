@@ -52,6 +52,9 @@ type Impl struct {
 	Algorithm string
 	// Ours marks this library's implementations.
 	Ours bool
+	// Baseline marks a reference point that is not a rate limiter (it admits
+	// everything); the over-grant check leaves it out.
+	Baseline bool
 	// New builds the implementation for a policy.
 	New func(env Env, p Policy) (Limiter, error)
 }

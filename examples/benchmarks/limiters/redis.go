@@ -26,7 +26,22 @@ func Redis() []Impl {
 		{Name: "redis_rate", Algorithm: "GCRA", New: redisRate},
 		{Name: "ulule/redis", Algorithm: "fixed window", New: ululeRedis},
 		{Name: "throttled/goredisstore", Algorithm: "GCRA", New: throttledRedis},
+		{Name: "baseline: EVALSHA return 1", Algorithm: "none", Baseline: true, New: trivialScript},
 	}
+}
+
+// trivialScript is the ceiling of one round trip per decision: EVALSHA of a script
+// that does nothing, through the same client. It is not a limiter.
+func trivialScript(env Env, _ Policy) (Limiter, error) {
+	client := newClient(env)
+	script := redis.NewScript("return 1")
+	return shared{
+		decide: func(ctx context.Context, key string) (bool, error) {
+			n, err := script.Run(ctx, client, []string{env.Prefix + key}).Int64()
+			return n == 1, err
+		},
+		close: func() { _ = client.Close() },
+	}, nil
 }
 
 // newClient is the client every Redis implementation uses: one pool as large as the

@@ -225,7 +225,7 @@ func overGrantAll(cfg config, redisAddr string, log io.Writer) []overGrantRow {
 	}
 	var rows []overGrantRow
 	for i, e := range impls {
-		if !cfg.match.MatchString(e.impl.Name) {
+		if e.impl.Baseline || !cfg.match.MatchString(e.impl.Name) {
 			continue
 		}
 		fmt.Fprintf(log, "over-grant: %s\n", e.impl.Name)

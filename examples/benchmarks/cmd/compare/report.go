@@ -49,6 +49,13 @@ func (s *series) values(f func(sample) float64) []float64 {
 }
 
 func (s *series) ns() float64 { return median(s.values(func(x sample) float64 { return x.nsPerOp })) }
+func (s *series) serverMicros() string {
+	if s.scenario.Kind != harness.KindRedis {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", median(s.values(func(x sample) float64 { return x.serverMicros })))
+}
+
 func (s *series) allocs() float64 {
 	return median(s.values(func(x sample) float64 { return x.allocsPerOp }))
 }
@@ -128,17 +135,17 @@ func writeDecisions(w io.Writer, all []*series) {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(w, "\n| scenario | implementation | algorithm | ns/decision | allocs/decision | decisions/s | spread | keys used | refused | errors |")
-			fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+			fmt.Fprintln(w, "\n| scenario | implementation | algorithm | ns/decision | allocs/decision | decisions/s | server CPU µs/decision | spread | keys used | refused | errors |")
+			fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 			header = true
 		}
 		if s.err != nil || len(s.samples) == 0 {
-			fmt.Fprintf(w, "| %s | %s | %s | error: %v | | | | | | |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm, s.err)
+			fmt.Fprintf(w, "| %s | %s | %s | error: %v | | | | | | | |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm, s.err)
 			continue
 		}
 		ns := s.ns()
-		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %s | %s | %.0f%% | %d | %d | %s |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm,
-			ns, allocs(s.allocs()), perSecond(1e9/ns), s.spread(), s.keysUsed(), s.refused(), s.errors())
+		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %s | %s | %s | %.0f%% | %d | %d | %s |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm,
+			ns, allocs(s.allocs()), perSecond(1e9/ns), s.serverMicros(), s.spread(), s.keysUsed(), s.refused(), s.errors())
 	}
 }
 

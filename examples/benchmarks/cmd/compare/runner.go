@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +22,9 @@ import (
 // sample is one measurement.
 type sample struct {
 	nsPerOp, allocsPerOp, bytesPerOp float64
-	stats                            harness.Stats
+	// serverMicros is the redis-server's CPU time per decision, in µs (Redis only).
+	serverMicros float64
+	stats        harness.Stats
 }
 
 // series is every measurement of one implementation in one scenario.
@@ -125,7 +129,27 @@ func measurements(sc harness.Scenario, cfg config) []measurement {
 					if err := harness.Warm(sc, l); err != nil {
 						return sample{}, err
 					}
-					return bench(benchtime(cfg), func(b *testing.B) harness.Stats { return harness.RunDecider(b, sc, l) })
+					if sc.Kind != harness.KindRedis {
+						return bench(benchtime(cfg), func(b *testing.B) harness.Stats { return harness.RunDecider(b, sc, l) })
+					}
+					// The server's CPU time per decision, over every run of the benchmark.
+					ctx := context.Background()
+					before, err := serverCPU(ctx, env.RedisAddr)
+					if err != nil {
+						return sample{}, err
+					}
+					var decisions atomic.Int64
+					counted := counting{Limiter: l, decisions: &decisions}
+					smp, err := bench(benchtime(cfg), func(b *testing.B) harness.Stats { return harness.RunDecider(b, sc, counted) })
+					if err != nil {
+						return sample{}, err
+					}
+					after, err := serverCPU(ctx, env.RedisAddr)
+					if err != nil {
+						return sample{}, err
+					}
+					smp.serverMicros = (after - before) * 1e6 / float64(max(1, decisions.Load()))
+					return smp, nil
 				}})
 		}
 	case harness.KindHTTP:

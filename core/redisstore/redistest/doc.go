@@ -1,4 +1,4 @@
-// Package redistest starts real Redis servers and Clusters for tests: redis-server
+// Package redistest starts real Redis servers, Clusters and Sentinels for tests: redis-server
 // processes on free loopback ports, with their data in temporary directories, stopped
 // when the test (or the test binary) ends. Tests of failure modes can pause, kill and
 // restart them.

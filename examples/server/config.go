@@ -27,6 +27,14 @@ type config struct {
 	trustedProxies []netip.Prefix
 }
 
+// defaultBurst is the burst of the default policy (-limit 10 -period 1s -burst 20).
+const defaultBurst = 20
+
+// hasBurst reports whether an algorithm takes a burst distinct from its limit.
+func hasBurst(a core.Algorithm) bool {
+	return a == core.TokenBucket || a == core.GCRA || a == core.LeakyBucket
+}
+
 // The values the enumerated flags accept.
 const (
 	routers      = "nethttp|chi|gin|echo"
@@ -52,7 +60,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.StringVar(&algorithm, "algorithm", "token_bucket", "algorithm of policy \"api\": "+rateAlgNames)
 	fs.Int64Var(&cfg.limit, "limit", 10, "limit of policy \"api\" per period")
 	fs.DurationVar(&cfg.period, "period", time.Second, "period of policy \"api\"")
-	fs.Int64Var(&cfg.burst, "burst", 0, "burst of policy \"api\" (token_bucket, gcra, leaky_bucket; default: the limit)")
+	fs.Int64Var(&cfg.burst, "burst", 0, fmt.Sprintf("burst of policy \"api\" for token_bucket, gcra and leaky_bucket (default %d with the default -limit, else the limit)", defaultBurst))
 	fs.StringVar(&cfg.onStoreError, "on-store-error", "local", "what a store failure does: "+storeErrors)
 	fs.StringVar(&trusted, "trusted-proxies", "", "CIDR[,CIDR] of your reverse proxies (default none: only the TCP peer counts)")
 	if err := fs.Parse(args); err != nil {
@@ -77,10 +85,18 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	if cfg.period <= 0 {
 		return config{}, fmt.Errorf("-period %v: want a positive duration", cfg.period)
 	}
-	burstSet := false
-	fs.Visit(func(f *flag.Flag) { burstSet = burstSet || f.Name == "burst" })
+	burstSet, limitSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		burstSet = burstSet || f.Name == "burst"
+		limitSet = limitSet || f.Name == "limit"
+	})
 	if burstSet && cfg.burst < 1 {
 		return config{}, fmt.Errorf("-burst %d: want at least 1", cfg.burst)
+	}
+	// DESIGN.md's default policy is 10 per second with a burst of 20; a burst that is
+	// not given otherwise defaults to the limit.
+	if !burstSet && !limitSet && hasBurst(cfg.algorithm) {
+		cfg.burst = defaultBurst
 	}
 	if redisAddrs != "" {
 		for _, a := range strings.Split(redisAddrs, ",") {

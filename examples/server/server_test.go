@@ -163,3 +163,32 @@ func TestUnreachableRedisFailsClosedWith503(t *testing.T) {
 		t.Errorf("the store failure was not logged:\n%s", srv.logs.String())
 	}
 }
+
+// DESIGN.md's default policy is 10/s with a burst of 20; given a limit, the burst
+// defaults to it; window algorithms take no burst.
+func TestDefaultBurst(t *testing.T) {
+	cases := []struct {
+		args  []string
+		burst int64
+	}{
+		{nil, 20},
+		{[]string{"-algorithm", "gcra"}, 20},
+		{[]string{"-limit", "50"}, 0},
+		{[]string{"-burst", "7"}, 7},
+		{[]string{"-algorithm", "fixed_window"}, 0},
+	}
+	for _, c := range cases {
+		cfg, err := parseFlags(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if cfg.burst != c.burst {
+			t.Errorf("%q: burst %d, want %d (0: the limit)", c.args, cfg.burst, c.burst)
+		}
+	}
+	srv := startServer(t, "nethttp")
+	r := do(t, client(t, "127.0.0.1"), http.MethodGet, srv.url+"/api/resource", nil)
+	if got := r.header.Get("RateLimit-Policy"); got != `"api";q=20;w=2` {
+		t.Errorf("default RateLimit-Policy %q, want \"api\";q=20;w=2", got)
+	}
+}

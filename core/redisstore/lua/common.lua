@@ -2,8 +2,10 @@
 --
 -- Lua numbers are doubles. Policy construction (core.NewPolicy) guarantees that every
 -- value an algorithm computes stays below 2^53, where doubles are exact integers, so
--- these helpers reproduce Go's int64 arithmetic exactly. Numbers are written to Redis
--- with string.format('%d'), never tostring, which prints 15+ digit numbers in exponent form.
+-- these helpers reproduce Go's int64 arithmetic exactly. Numbers go to Redis as Lua
+-- numbers (Redis prints integral ones exactly) or, joined into one value, through
+-- string.format('%d'); never through tostring or '..', which print 15+ digit numbers in
+-- exponent form.
 --
 -- Each algorithm's file defines load(key, p) -> state (or nil, error), step(state, p,
 -- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
@@ -63,5 +65,5 @@ end
 
 -- expire sets key's TTL to ms milliseconds (at least one).
 local function expire(key, ms)
-  redis.call('PEXPIRE', key, format('%d', ms > 1 and ms or 1))
+  redis.call('PEXPIRE', key, ms > 1 and ms or 1)
 end

@@ -65,35 +65,33 @@ if not now then
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
-local states = {}
 for i, p in ipairs(policies) do
   local st, err = p.alg.load(KEYS[i], p)
   if not st then
     return redis.error_reply('RATELIMIT policy "' .. p.name .. '": ' .. err)
   end
-  states[i] = st
+  p.state = st
 end
 
 local reply, all = {now, 1}, 1
 if mode == 'charge' then
-  local changes = {}
   for i, p in ipairs(policies) do
-    changes[i] = p.alg.step(states[i], p, now, true, reply, 2 + 5 * (i - 1))
-    if not changes[i] then
+    p.change = p.alg.step(p.state, p, now, true, reply, 2 + 5 * (i - 1))
+    if not p.change then
       all = 0
     end
   end
   for i, p in ipairs(policies) do
     if all == 1 then
-      p.alg.commit(KEYS[i], states[i], changes[i], p, now, margin)
-    elseif changes[i] then -- admitted alone: report it as a peek (core.RefuseStack)
-      p.alg.step(states[i], p, now, false, reply, 2 + 5 * (i - 1))
+      p.alg.commit(KEYS[i], p.state, p.change, p, now, margin)
+    elseif p.change then -- admitted alone: report it as a peek (core.RefuseStack)
+      p.alg.step(p.state, p, now, false, reply, 2 + 5 * (i - 1))
     end
   end
 else
   all = 0
   for i, p in ipairs(policies) do
-    local st = states[i]
+    local st = p.state
     if mode == 'undo' and p.alg.undo then
       st = p.alg.undo(KEYS[i], st, p, now, margin)
     elseif mode ~= 'peek' then

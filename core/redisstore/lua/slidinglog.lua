@@ -64,9 +64,9 @@ function sliding_log.commit(key, old, change, p, now, margin)
   end
   local n = #old.at
   if n > change.drop and old.at[n] == change.at then
-    redis.call('LSET', key, -1, format('%d', old.cost[n] + p.cost))
+    redis.call('LSET', key, -1, old.cost[n] + p.cost)
   else
-    redis.call('RPUSH', key, format('%d', change.at), format('%d', p.cost))
+    redis.call('RPUSH', key, change.at, p.cost)
   end
   expire(key, change.at + p.period - now + margin)
 end
@@ -98,7 +98,7 @@ function sliding_log.refund(key, st, p, now, margin)
   end
   redis.call('DEL', key)
   for i = 1, #back.at do
-    flat[#flat + 1], flat[#flat + 2] = format('%d', back.at[i]), format('%d', back.cost[i])
+    flat[#flat + 1], flat[#flat + 2] = back.at[i], back.cost[i]
     if #flat >= 1000 or i == #back.at then
       redis.call('RPUSH', key, unpack(flat))
       flat = {}

@@ -22,8 +22,8 @@ type entry struct {
 const evictionSample = 8
 
 // shard is a slice of the key space behind one mutex. Entries are found by the
-// 64-bit seeded hash of (policy ID, key), so a lookup hashes the strings once;
-// entries whose hashes collide are chained.
+// 64-bit seeded hash of their key, so a lookup hashes one string once; entries of
+// several policies on one key, and keys whose hashes collide, are chained.
 type shard struct {
 	mu      sync.Mutex
 	entries map[uint64]*entry

@@ -88,9 +88,10 @@ func monotonicMillis() func() int64 {
 	return func() int64 { return baseMs + time.Since(base).Milliseconds() }
 }
 
-// hash is the seeded hash of a policy ID and a key; its low bits pick the shard.
-func (s *Store) hash(policy, key string) uint64 {
-	return maphash.String(s.seed, key) ^ maphash.String(s.seed, policy)*0x9e3779b97f4a7c15
+// hash is the seeded hash of a key; its low bits pick the shard. The policy is not
+// hashed: the few policies that share a key share a chain of entries.
+func (s *Store) hash(_, key string) uint64 {
+	return maphash.String(s.seed, key)
 }
 
 func (s *Store) shard(h uint64) *shard { return &s.shards[h&s.mask] }

@@ -1,4 +1,4 @@
-package nethttp_test
+package adaptertest
 
 import (
 	"net/http"
@@ -8,14 +8,18 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
-	"github.com/go-ratelimit/ratelimit/nethttp"
 )
 
-// TestEngineOptionsThroughTheRouter runs the engine's per-request features
-// through this adapter on its real router: shadow mode, a skipper, a policy per
-// request and the leaky-bucket wait.
-func TestEngineOptionsThroughTheRouter(t *testing.T) {
+// Mount serves GET /x (200) behind the adapter's middleware built from store,
+// limits and options, on the adapter's real router.
+type Mount func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler
+
+// RunOptions runs the engine's per-request features through an adapter: shadow
+// mode, a skipper, a policy per request and the leaky-bucket wait.
+func RunOptions(t *testing.T, mount Mount) {
 	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 	one := core.MustPolicy("one", core.FixedWindow, core.PerMinute(1))
 	send := func(h http.Handler, path string, headers ...string) *httptest.ResponseRecorder {
@@ -30,7 +34,7 @@ func TestEngineOptionsThroughTheRouter(t *testing.T) {
 	}
 
 	t.Run("shadow", func(t *testing.T) {
-		h := serveMux(nethttp.Middleware(newStore(t), httplimit.Limit(one, ip.Key), httplimit.WithShadow()))
+		h := mount(newStore(t), httplimit.Limit(one, ip.Key), httplimit.WithShadow())
 		for i := range 3 {
 			w := send(h, "/x")
 			if w.Code != http.StatusOK || w.Header().Get("Retry-After") != "" {
@@ -42,8 +46,8 @@ func TestEngineOptionsThroughTheRouter(t *testing.T) {
 		}
 	})
 	t.Run("skip", func(t *testing.T) {
-		h := serveMux(nethttp.Middleware(newStore(t), httplimit.Limit(one, ip.Key),
-			httplimit.WithSkip(func(r *http.Request) bool { return r.Header.Get("X-Internal") == "yes" })))
+		h := mount(newStore(t), httplimit.Limit(one, ip.Key),
+			httplimit.WithSkip(func(r *http.Request) bool { return r.Header.Get("X-Internal") == "yes" }))
 		for range 3 {
 			if w := send(h, "/x", "X-Internal", "yes"); w.Code != http.StatusOK || w.Header().Get("RateLimit") != "" {
 				t.Fatalf("skipped request: %d %q", w.Code, w.Header().Get("RateLimit"))
@@ -57,12 +61,12 @@ func TestEngineOptionsThroughTheRouter(t *testing.T) {
 	t.Run("policy per request", func(t *testing.T) {
 		free := core.MustPolicy("plan", core.FixedWindow, core.PerMinute(1))
 		pro := core.MustPolicy("plan", core.FixedWindow, core.PerMinute(3))
-		h := serveMux(nethttp.Middleware(newStore(t), httplimit.LimitFunc(func(r *http.Request) (core.Policy, error) {
+		h := mount(newStore(t), httplimit.LimitFunc(func(r *http.Request) (core.Policy, error) {
 			if r.Header.Get("X-Plan") == "pro" {
 				return pro, nil
 			}
 			return free, nil
-		}, ip.Key)))
+		}, ip.Key))
 		if w := send(h, "/x"); w.Code != 200 || w.Header().Get("RateLimit-Policy") != `"plan";q=1;w=60` {
 			t.Fatalf("free plan: %d %q", w.Code, w.Header().Get("RateLimit-Policy"))
 		}
@@ -75,7 +79,7 @@ func TestEngineOptionsThroughTheRouter(t *testing.T) {
 	})
 	t.Run("leaky bucket waits", func(t *testing.T) {
 		queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(50), core.WithBurst(1))
-		h := serveMux(nethttp.Middleware(newStore(t), httplimit.Limit(queue, ip.Key)))
+		h := mount(newStore(t), httplimit.Limit(queue, ip.Key))
 		start := time.Now()
 		if w := send(h, "/x"); w.Code != 200 {
 			t.Fatalf("head of the queue: %d", w.Code)
@@ -89,9 +93,14 @@ func TestEngineOptionsThroughTheRouter(t *testing.T) {
 	})
 }
 
-// serveMux mounts a 200 handler at /x behind mw.
-func serveMux(mw func(http.Handler) http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /x", mw(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})))
-	return mux
+// newStore is a memory store on a clock that stands still at a window boundary, so
+// that the fields the suite expects do not depend on when it runs.
+func newStore(t *testing.T) core.Store {
+	t.Helper()
+	s, err := memory.New(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

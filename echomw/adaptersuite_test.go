@@ -1,0 +1,34 @@
+package echomw_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httplimit"
+	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
+	"github.com/go-ratelimit/ratelimit/echomw"
+)
+
+// TestEngineOptionsThroughTheRouter runs the shared adapter suite on an echo router.
+func TestEngineOptionsThroughTheRouter(t *testing.T) {
+	adaptertest.RunOptions(t, func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		e := echo.New()
+		e.GET("/x", func(c echo.Context) error { return c.NoContent(http.StatusOK) }, echomw.Middleware(store, limits, options...))
+		return e
+	})
+}
+
+// BenchmarkMiddleware measures the middleware's overhead on an echo route.
+func BenchmarkMiddleware(b *testing.B) {
+	ok := func(c echo.Context) error { return c.NoContent(http.StatusOK) }
+	bare := echo.New()
+	bare.GET("/x", ok)
+	adaptertest.BenchMiddleware(b, bare, func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		e := echo.New()
+		e.GET("/x", ok, echomw.Middleware(store, limits, options...))
+		return e
+	})
+}

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
+	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
@@ -13,17 +12,5 @@ import (
 func TestBurstThenRefusal(t *testing.T) {
 	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
 	defer store.Close()
-	h := newHandler(store)
-	for i := range 20 + 1 {
-		r := httptest.NewRequest(http.MethodGet, "/hello", nil)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		want := http.StatusOK
-		if i == 20 {
-			want = http.StatusTooManyRequests
-		}
-		if w.Code != want {
-			t.Fatalf("request %d: %d, want %d (RateLimit %q)", i+1, w.Code, want, w.Header().Get("RateLimit"))
-		}
-	}
+	adaptertest.BurstThenRefusal(t, newHandler(store), "/hello", 20)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
@@ -13,19 +14,7 @@ import (
 func TestBurstThenRefusal(t *testing.T) {
 	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
 	defer store.Close()
-	h := newHandler(store)
-	for i := range 20 + 1 {
-		r := httptest.NewRequest(http.MethodGet, "/hello", nil)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		want := http.StatusOK
-		if i == 20 {
-			want = http.StatusTooManyRequests
-		}
-		if w.Code != want {
-			t.Fatalf("request %d: %d, want %d (RateLimit %q)", i+1, w.Code, want, w.Header().Get("RateLimit"))
-		}
-	}
+	adaptertest.BurstThenRefusal(t, newHandler(store), "/hello", 20)
 }
 
 func TestReportCostsFive(t *testing.T) {

@@ -72,23 +72,34 @@ func policySpec(p *core.Policy) any {
 // per call.
 const maxCachedPolicies = 4096
 
-// specCache holds the specs of the policies a store has seen, by policy ID.
+// policyArgs are a policy's script arguments, boxed once: its spec for decide.lua
+// and, for the buckets, the unit, refill and capacity arguments of single.lua.
+type policyArgs struct {
+	spec   any
+	bucket [3]any
+}
+
+func newPolicyArgs(p *core.Policy) *policyArgs {
+	return &policyArgs{spec: policySpec(p), bucket: [3]any{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()}}
+}
+
+// specCache holds the arguments of the policies a store has seen, by policy ID.
 type specCache struct {
-	specs sync.Map // string -> any (a boxed string)
+	specs sync.Map // string -> *policyArgs
 	size  atomic.Int64
 }
 
-func (c *specCache) get(p *core.Policy) any {
-	if spec, ok := c.specs.Load(p.ID()); ok {
-		return spec
+func (c *specCache) get(p *core.Policy) *policyArgs {
+	if args, ok := c.specs.Load(p.ID()); ok {
+		return args.(*policyArgs)
 	}
-	spec := policySpec(p)
+	args := newPolicyArgs(p)
 	if c.size.Load() < maxCachedPolicies {
-		if _, loaded := c.specs.LoadOrStore(p.ID(), spec); !loaded {
+		if _, loaded := c.specs.LoadOrStore(p.ID(), args); !loaded {
 			c.size.Add(1)
 		}
 	}
-	return spec
+	return args
 }
 
 // scriptArgs are the arguments of one EVALSHA of the decide script (lua/decide.lua):
@@ -110,7 +121,19 @@ func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request,
 		if reqs[i].Policy.Algorithm() != core.Concurrency {
 			lease = 0 // unused: spare the allocation of boxing it
 		}
-		args = append(args, s.specs.get(&reqs[i].Policy), reqs[i].EffectiveCost(), lease)
+		args = append(args, s.specs.get(&reqs[i].Policy).spec, reqs[i].EffectiveCost(), lease)
 	}
 	return args
+}
+
+// singleArgs are the arguments of one EVALSHA of a lean single-charge script
+// (lua/single.lua): the command, the SHA, one key, the instant (serverTime for Redis
+// TIME), the TTL margin, the bucket's unit, refill and capacity, and the cost.
+func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string) []any {
+	var at any = "redis"
+	if now != serverTime {
+		at = now
+	}
+	bucket := &s.specs.get(&req.Policy).bucket
+	return []any{"evalsha", sha, 1, key, at, s.margin, bucket[0], bucket[1], bucket[2], req.EffectiveCost()}
 }

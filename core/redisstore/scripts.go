@@ -22,19 +22,36 @@ var algorithmFiles = map[core.Algorithm][]string{
 	core.Concurrency:   {"concurrency.lua"},
 }
 
+// singleFiles are the lean scripts of one charge on one key (Store.Decide), after
+// single.lua: the algorithm's load, step and commit inlined, without decide.lua's
+// stack driver. Algorithms without one decide through decide.lua.
+var singleFiles = map[core.Algorithm]string{
+	core.TokenBucket: "tokenbucket_single.lua",
+	core.GCRA:        "gcra_single.lua",
+}
+
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision
 // whose policies share one algorithm runs that algorithm's script, which holds only
-// what it needs; a stack of mixed algorithms runs the script that holds them all.
+// what it needs; a stack of mixed algorithms runs the script that holds them all. A
+// single charge runs the algorithm's lean script when it has one.
 type scripts struct {
 	byAlgorithm map[core.Algorithm]*script
+	single      map[core.Algorithm]*script
 	mixed       *script
 	release     *script
 }
 
 // loadScripts joins the embedded Lua files into the store's scripts: common.lua, the
-// algorithms' files, then the driver decide.lua.
+// algorithms' files, then the driver decide.lua; single.lua then the algorithm's lean
+// file for single charges.
 func loadScripts() scripts {
-	s := scripts{byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms))}
+	s := scripts{
+		byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms)),
+		single:      make(map[core.Algorithm]*script, len(singleFiles)),
+	}
+	for a, file := range singleFiles {
+		s.single[a] = newScript(mustRead("single.lua") + "\n" + mustRead(file))
+	}
 	var all []string
 	for _, a := range core.Algorithms {
 		s.byAlgorithm[a] = newScript(join(algorithmFiles[a]))

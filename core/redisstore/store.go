@@ -109,10 +109,28 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	reqs := [1]core.Request{req}
 	keys := [1]string{s.stateKey(&req.Policy, req.Key)}
 	var results [1]core.Result
-	if _, _, err := s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:]); err != nil {
+	if script := s.scripts.single[req.Policy.Algorithm()]; script != nil {
+		err = s.decideSingle(ctx, script, now, reqs[:], keys[0], results[:])
+	} else {
+		_, _, err = s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:])
+	}
+	if err != nil {
 		return core.Result{}, err
 	}
 	return results[0], nil
+}
+
+// decideSingle charges one request with its algorithm's lean script, which answers
+// as the decide script does.
+func (s *Store) decideSingle(ctx context.Context, script *script, now int64, reqs []core.Request, key string, results []core.Result) error {
+	reply, err := evalScript(ctx, s.client, script, s.singleArgs(script.sha, now, &reqs[0], key), redis.NewIntSliceCmd)
+	if err != nil {
+		return wrapError(ctx, reqs, err)
+	}
+	if _, _, err := parseDecision(reply.Val(), reqs, results); err != nil {
+		return fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
+	}
+	return nil
 }
 
 // DecideStack applies the requests as one all-or-nothing decision. When their keys

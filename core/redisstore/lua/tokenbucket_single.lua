@@ -1,0 +1,28 @@
+-- tokenbucket_single.lua: one token bucket charge (tokenbucket.lua's load, step and
+-- commit, inlined). Follows single.lua.
+
+local full, need = capacity * unit, cost * unit
+local level, updated = full, now -- a missing key is a full bucket
+if state then
+  local tokens, at = string.match(state, '^(%d+) (%d+)$')
+  level, updated = tonumber(tokens), tonumber(at)
+  if not level or level > full then
+    return redis.error_reply('RATELIMIT malformed state')
+  end
+  if now > updated then -- refillTokenBucket; a clock behind updated earns nothing
+    if now - updated >= quot(full - level + refill - 1, refill) then
+      level = full
+    else
+      level = level + (now - updated) * refill
+    end
+    updated = now
+  end
+end
+if level < need then
+  return {now, 0, 0, quot(level, unit), quot(need - level + refill - 1, refill), quot(full - level + refill - 1, refill), 0}
+end
+level = level - need
+local reset = quot(full - level + refill - 1, refill)
+local ttl = updated + reset - now + margin
+redis.call('SET', KEYS[1], format('%d %d', level, updated), 'PX', ttl > 1 and ttl or 1)
+return {now, 1, 1, quot(level, unit), 0, reset, 0}

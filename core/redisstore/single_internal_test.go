@@ -1,0 +1,145 @@
+package redisstore
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// newFuzzRedis is a miniredis server and a client on it, closed with f.
+func newFuzzRedis(f *testing.F) (*miniredis.Miniredis, *redis.Client) {
+	server := miniredis.NewMiniRedis()
+	if err := server.Start(); err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(server.Close)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr()})
+	f.Cleanup(func() { client.Close() })
+	return server, client
+}
+
+// FuzzSingleArguments runs the lean single-charge scripts with arbitrary arguments
+// (the fuzzed string split at spaces): each answers with a RATELIMIT error or a reply
+// of one policy, and an error writes nothing.
+func FuzzSingleArguments(f *testing.F) {
+	for _, seed := range []string{
+		"1767225600000 1 1 1 10 1",
+		"redis 1 100 1 10 3",
+		"1767225600000 1 1 1 10 11",
+		"1e3 1 1 1 10 1",
+		"nan 1 1 1 10 1",
+		"1767225600000 1 1 nan 10 1",
+		"1767225600000 1 1 1 10.5 1",
+		"1767225600000 1 99999999999 99999999999 99999999999 1",
+		"1767225600000 -1 1 1 10 1",
+		"1767225600000 1 1 1 10",
+		"1767225600000 1 1 1 10 1 7",
+		"",
+	} {
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	server, client := newFuzzRedis(f)
+	scripts := loadScripts()
+	f.Fuzz(func(t *testing.T, line string, gcra bool) {
+		ctx := context.Background()
+		server.FlushAll()
+		s := scripts.single[core.TokenBucket]
+		if gcra {
+			s = scripts.single[core.GCRA]
+		}
+		args := []any{"eval", s.source, 1, "k"}
+		for _, field := range strings.Split(line, " ") {
+			args = append(args, field)
+		}
+		cmd := redis.NewIntSliceCmd(ctx, args...)
+		if err := client.Process(ctx, cmd); err != nil {
+			if !strings.HasPrefix(err.Error(), "RATELIMIT") {
+				t.Fatalf("%q: error %q is not the script's own", line, err)
+			}
+			if keys := server.Keys(); len(keys) != 0 {
+				t.Fatalf("%q: rejected, but wrote %v", line, keys)
+			}
+			return
+		}
+		if len(cmd.Val()) != 2+fieldsPerResult {
+			t.Fatalf("%q: reply %v", line, cmd.Val())
+		}
+	})
+}
+
+// FuzzSingleMatchesDecide charges one key with the lean script and with the decide
+// script from the same stored state: both must accept or reject alike, reply the same
+// integers, and leave the same state with the same TTL.
+func FuzzSingleMatchesDecide(f *testing.F) {
+	const t0 = 1767225600000
+	for _, seed := range []struct {
+		gcra                         bool
+		unit, refill, capacity, cost int64
+		now, margin                  int64
+		state                        string
+	}{
+		{false, 1, 1, 10, 1, t0, 1000, ""},
+		{false, 1, 1, 10, 1, t0, 0, "3 " + strconv.Itoa(t0-2)},
+		{false, 1, 1, 10, 5, t0, 0, "3 " + strconv.Itoa(t0-1)},
+		{false, 1, 1, 10, 5, t0, 0, "3 " + strconv.Itoa(t0+50)},
+		{false, 1000, 3, 20, 7, t0, 1, "4500 " + strconv.Itoa(t0-900)},
+		{false, 1, 3, 10, 1, t0, 0, "5 " + strconv.Itoa(t0-2)},
+		{false, 1, 1, 10, 1, t0, 0, "11 " + strconv.Itoa(t0)},
+		{false, 1, 1, 10, 1, t0, 0, "x y"},
+		{false, 1, 1 << 52, 2, 2, 1<<50 - 1, 31622400000, "0 0"},
+		{true, 1, 1, 10, 1, t0, 1000, ""},
+		{true, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa(t0+300) + " 0"},
+		{true, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+5) + " 6"},
+		{true, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+100) + " 1"},
+		{true, 3, 7, 10, 10, t0, 0, strconv.Itoa(t0) + " 0"},
+		{true, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0) + " 1"},
+		{true, 1, 1, 10, 1, t0, 0, "5 7"},
+		{true, 1000000000, 1, 1000000, 1000000, t0, 5, ""},
+		{true, 1, 1, 10, 0, t0, 0, ""},
+		{true, 1, 1, 10, 11, t0, 0, ""},
+		{false, 0, 1, 10, 1, t0, 0, ""},
+		{false, 1 << 40, 1, 1 << 14, 1, t0, 0, ""},
+	} {
+		f.Add(seed.gcra, seed.unit, seed.refill, seed.capacity, seed.cost, seed.now, seed.margin, seed.state)
+	}
+	server, client := newFuzzRedis(f)
+	scripts := loadScripts()
+	f.Fuzz(func(t *testing.T, gcra bool, unit, refill, capacity, cost, now, margin int64, state string) {
+		ctx := context.Background()
+		server.FlushAll()
+		alg, code := core.TokenBucket, "tb"
+		if gcra {
+			alg, code = core.GCRA, "gcra"
+		}
+		if state != "" {
+			server.Set("lean", state)
+			server.Set("general", state)
+		}
+		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, unit, refill, capacity, cost)
+		spec := "fuzz " + code + " " + strconv.FormatInt(unit, 10) + " " + strconv.FormatInt(refill, 10) + " " + strconv.FormatInt(capacity, 10)
+		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
+		leanErr, generalErr := client.Process(ctx, lean), client.Process(ctx, general)
+		if (leanErr == nil) != (generalErr == nil) {
+			t.Fatalf("lean: %v, decide: %v", leanErr, generalErr)
+		}
+		if leanErr != nil {
+			return
+		}
+		if !slices.Equal(lean.Val(), general.Val()) {
+			t.Fatalf("lean replied %v, decide %v", lean.Val(), general.Val())
+		}
+		leanState, _ := server.Get("lean")
+		generalState, _ := server.Get("general")
+		if leanState != generalState || server.TTL("lean") != server.TTL("general") {
+			t.Fatalf("lean stored %q for %v, decide %q for %v", leanState, server.TTL("lean"), generalState, server.TTL("general"))
+		}
+	})
+}

@@ -28,6 +28,7 @@ var algorithmFiles = map[core.Algorithm][]string{
 var singleFiles = map[core.Algorithm]string{
 	core.TokenBucket: "tokenbucket_single.lua",
 	core.GCRA:        "gcra_single.lua",
+	core.LeakyBucket: "leakybucket_single.lua",
 }
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision

@@ -25,6 +25,10 @@ func newFuzzRedis(f *testing.F) (*miniredis.Miniredis, *redis.Client) {
 	return server, client
 }
 
+// singleAlgorithms are the algorithms with a lean single-charge script, in the order
+// the fuzz tests number them.
+var singleAlgorithms = []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket}
+
 // FuzzSingleArguments runs the lean single-charge scripts with arbitrary arguments
 // (the fuzzed string split at spaces): each answers with a RATELIMIT error or a reply
 // of one policy, and an error writes nothing.
@@ -43,18 +47,16 @@ func FuzzSingleArguments(f *testing.F) {
 		"1767225600000 1 1 1 10 1 7",
 		"",
 	} {
-		f.Add(seed, false)
-		f.Add(seed, true)
+		f.Add(seed, 0)
+		f.Add(seed, 1)
+		f.Add(seed, 2)
 	}
 	server, client := newFuzzRedis(f)
 	scripts := loadScripts()
-	f.Fuzz(func(t *testing.T, line string, gcra bool) {
+	f.Fuzz(func(t *testing.T, line string, alg int) {
 		ctx := context.Background()
 		server.FlushAll()
-		s := scripts.single[core.TokenBucket]
-		if gcra {
-			s = scripts.single[core.GCRA]
-		}
+		s := scripts.single[singleAlgorithms[uint(alg)%uint(len(singleAlgorithms))]]
 		args := []any{"eval", s.source, 1, "k"}
 		for _, field := range strings.Split(line, " ") {
 			args = append(args, field)
@@ -81,44 +83,51 @@ func FuzzSingleArguments(f *testing.F) {
 func FuzzSingleMatchesDecide(f *testing.F) {
 	const t0 = 1767225600000
 	for _, seed := range []struct {
-		gcra                         bool
+		alg                          int // 0 token bucket, 1 GCRA, 2 leaky bucket
 		unit, refill, capacity, cost int64
 		now, margin                  int64
 		state                        string
 	}{
-		{false, 1, 1, 10, 1, t0, 1000, ""},
-		{false, 1, 1, 10, 1, t0, 0, "3 " + strconv.Itoa(t0-2)},
-		{false, 1, 1, 10, 5, t0, 0, "3 " + strconv.Itoa(t0-1)},
-		{false, 1, 1, 10, 5, t0, 0, "3 " + strconv.Itoa(t0+50)},
-		{false, 1000, 3, 20, 7, t0, 1, "4500 " + strconv.Itoa(t0-900)},
-		{false, 1, 3, 10, 1, t0, 0, "5 " + strconv.Itoa(t0-2)},
-		{false, 1, 1, 10, 1, t0, 0, "11 " + strconv.Itoa(t0)},
-		{false, 1, 1, 10, 1, t0, 0, "x y"},
-		{false, 1, 1 << 52, 2, 2, 1<<50 - 1, 31622400000, "0 0"},
-		{true, 1, 1, 10, 1, t0, 1000, ""},
-		{true, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa(t0+300) + " 0"},
-		{true, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+5) + " 6"},
-		{true, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+100) + " 1"},
-		{true, 3, 7, 10, 10, t0, 0, strconv.Itoa(t0) + " 0"},
-		{true, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0) + " 1"},
-		{true, 1, 1, 10, 1, t0, 0, "5 7"},
-		{true, 1000000000, 1, 1000000, 1000000, t0, 5, ""},
-		{true, 1, 1, 10, 0, t0, 0, ""},
-		{true, 1, 1, 10, 11, t0, 0, ""},
-		{false, 0, 1, 10, 1, t0, 0, ""},
-		{false, 1 << 40, 1, 1 << 14, 1, t0, 0, ""},
+		{0, 1, 1, 10, 1, t0, 1000, ""},
+		{0, 1, 1, 10, 1, t0, 0, "3 " + strconv.Itoa(t0-2)},
+		{0, 1, 1, 10, 5, t0, 0, "3 " + strconv.Itoa(t0-1)},
+		{0, 1, 1, 10, 5, t0, 0, "3 " + strconv.Itoa(t0+50)},
+		{0, 1000, 3, 20, 7, t0, 1, "4500 " + strconv.Itoa(t0-900)},
+		{0, 1, 3, 10, 1, t0, 0, "5 " + strconv.Itoa(t0-2)},
+		{0, 1, 1, 10, 1, t0, 0, "11 " + strconv.Itoa(t0)},
+		{0, 1, 1, 10, 1, t0, 0, "x y"},
+		{0, 1, 1 << 52, 2, 2, 1<<50 - 1, 31622400000, "0 0"},
+		{1, 1, 1, 10, 1, t0, 1000, ""},
+		{1, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa(t0+300) + " 0"},
+		{1, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+5) + " 6"},
+		{1, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+100) + " 1"},
+		{1, 3, 7, 10, 10, t0, 0, strconv.Itoa(t0) + " 0"},
+		{1, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0) + " 1"},
+		{1, 1, 1, 10, 1, t0, 0, "5 7"},
+		{2, 1, 1, 10, 1, t0, 1000, ""},
+		{2, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa(t0+300) + " 0"},
+		{2, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+5) + " 6"},
+		{2, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+9) + " 6"},
+		{2, 3, 7, 10, 4, t0, 0, strconv.Itoa(t0+100) + " 1"},
+		{2, 3, 7, 10, 10, t0, 0, strconv.Itoa(t0) + " 0"},
+		{2, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0) + " 1"},
+		{2, 1, 1, 10, 1, t0, 0, "5 7"},
+		{2, 1000000000, 1, 1000000, 1000000, t0, 5, ""},
+		{1, 1000000000, 1, 1000000, 1000000, t0, 5, ""},
+		{1, 1, 1, 10, 0, t0, 0, ""},
+		{1, 1, 1, 10, 11, t0, 0, ""},
+		{0, 0, 1, 10, 1, t0, 0, ""},
+		{0, 1 << 40, 1, 1 << 14, 1, t0, 0, ""},
 	} {
-		f.Add(seed.gcra, seed.unit, seed.refill, seed.capacity, seed.cost, seed.now, seed.margin, seed.state)
+		f.Add(seed.alg, seed.unit, seed.refill, seed.capacity, seed.cost, seed.now, seed.margin, seed.state)
 	}
 	server, client := newFuzzRedis(f)
 	scripts := loadScripts()
-	f.Fuzz(func(t *testing.T, gcra bool, unit, refill, capacity, cost, now, margin int64, state string) {
+	f.Fuzz(func(t *testing.T, algIndex int, unit, refill, capacity, cost, now, margin int64, state string) {
 		ctx := context.Background()
 		server.FlushAll()
-		alg, code := core.TokenBucket, "tb"
-		if gcra {
-			alg, code = core.GCRA, "gcra"
-		}
+		alg := singleAlgorithms[uint(algIndex)%uint(len(singleAlgorithms))]
+		code := algorithmCode(alg)
 		if state != "" {
 			server.Set("lean", state)
 			server.Set("general", state)

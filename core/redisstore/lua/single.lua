@@ -14,15 +14,6 @@
 local MAX_EXACT = 9007199254740992 -- 2^53
 local floor, format, tonumber = math.floor, string.format, tonumber
 
--- int parses an argument as an integer in [lo, hi], or returns nil (decide.lua's int).
-local function int(arg, lo, hi)
-  local n = tonumber(arg)
-  if n and n >= lo and n <= hi and n == floor(n) then
-    return n
-  end
-  return nil
-end
-
 -- quot is Go's a / b for b > 0: truncated towards zero (common.lua's quot).
 local function quot(a, b)
   local q = floor(a / b)
@@ -37,19 +28,24 @@ local function quot(a, b)
   return q
 end
 
-local margin = int(ARGV[2], 0, 31622400000) -- at most 366 days
-local unit, refill, capacity = int(ARGV[3], 1, MAX_EXACT), int(ARGV[4], 1, MAX_EXACT), int(ARGV[5], 1, MAX_EXACT)
-local cost = capacity and int(ARGV[6], 1, capacity)
-if #KEYS ~= 1 or #ARGV ~= 6 or not (margin and unit and refill and cost) or capacity * unit > MAX_EXACT then
+-- Every number must be an integer in range, as decide.lua's int checks: x ~= floor(x)
+-- rejects fractions and NaN, and the range checks reject infinities.
+local now, margin = ARGV[1], tonumber(ARGV[2])
+local unit, refill, capacity, cost = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+if #KEYS ~= 1 or #ARGV ~= 6 or not (margin and unit and refill and capacity and cost) or
+    margin ~= floor(margin) or unit ~= floor(unit) or refill ~= floor(refill) or capacity ~= floor(capacity) or
+    cost ~= floor(cost) or
+    margin < 0 or margin > 31622400000 or -- at most 366 days
+    unit < 1 or refill < 1 or refill > MAX_EXACT or capacity < 1 or capacity * unit > MAX_EXACT or
+    cost < 1 or cost > capacity then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
-local now = ARGV[1]
 if now == 'redis' then
   local time = redis.call('TIME')
   now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
 else
-  now = int(now, 0, 1125899906842624) -- 2^50 ms: far beyond any real clock
-  if not now then
+  now = tonumber(now)
+  if not now or now ~= floor(now) or now < 0 or now > 1125899906842624 then -- 2^50 ms: far beyond any real clock
     return redis.error_reply('RATELIMIT malformed arguments: now')
   end
 end

@@ -23,12 +23,12 @@ var algorithmFiles = map[core.Algorithm][]string{
 }
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), after
-// single.lua: the algorithm's load, step and commit inlined, without decide.lua's
-// stack driver. Algorithms without one decide through decide.lua.
-var singleFiles = map[core.Algorithm]string{
-	core.TokenBucket: "tokenbucket_single.lua",
-	core.GCRA:        "gcra_single.lua",
-	core.LeakyBucket: "leakybucket_single.lua",
+// quot.lua and single.lua: the algorithm's load, step and commit inlined, without
+// decide.lua's stack driver. Algorithms without one decide through decide.lua.
+var singleFiles = map[core.Algorithm][]string{
+	core.TokenBucket: {"tokenbucket_single.lua"},
+	core.GCRA:        {"single_tat.lua", "gcra_single.lua"},
+	core.LeakyBucket: {"single_tat.lua", "leakybucket_single.lua"},
 }
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision
@@ -42,16 +42,16 @@ type scripts struct {
 	release     *script
 }
 
-// loadScripts joins the embedded Lua files into the store's scripts: common.lua, the
-// algorithms' files, then the driver decide.lua; single.lua then the algorithm's lean
-// file for single charges.
+// loadScripts joins the embedded Lua files into the store's scripts: quot.lua,
+// common.lua, the algorithms' files, then the driver decide.lua; quot.lua, single.lua
+// then the algorithm's lean files for single charges.
 func loadScripts() scripts {
 	s := scripts{
 		byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms)),
 		single:      make(map[core.Algorithm]*script, len(singleFiles)),
 	}
-	for a, file := range singleFiles {
-		s.single[a] = newScript(mustRead("single.lua") + "\n" + mustRead(file))
+	for a, files := range singleFiles {
+		s.single[a] = newScript(concat(append([]string{"quot.lua", "single.lua"}, files...)))
 	}
 	var all []string
 	for _, a := range core.Algorithms {
@@ -79,8 +79,13 @@ func (s *scripts) decideFor(reqs []core.Request) *script {
 }
 
 func join(files []string) string {
+	return concat(append(append([]string{"quot.lua", "common.lua"}, files...), "decide.lua"))
+}
+
+// concat joins embedded Lua files, in order, into one script's source.
+func concat(files []string) string {
 	var b strings.Builder
-	for _, name := range append(append([]string{"common.lua"}, files...), "decide.lua") {
+	for _, name := range files {
 		b.WriteString(mustRead(name))
 		b.WriteByte('\n')
 	}

@@ -29,19 +29,7 @@ local function floordiv(a, b)
   return q
 end
 
--- quot is Go's a / b for b > 0: truncated towards zero.
-local function quot(a, b)
-  local q = floor(a / b)
-  if q * b > a then
-    q = q - 1
-  elseif (q + 1) * b <= a then
-    q = q + 1
-  end
-  if q < 0 and q * b ~= a then
-    q = q + 1
-  end
-  return q
-end
+-- quot (Go's truncating a / b) comes from quot.lua, which precedes this file.
 
 -- ceildiv is Go's ceilDiv: (a + b - 1) / b, meant for a >= 0.
 local function ceildiv(a, b)

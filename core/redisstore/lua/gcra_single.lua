@@ -1,25 +1,7 @@
--- gcra_single.lua: one GCRA charge (fixedtime.lua's load and commit, gcra.lua's step,
--- inlined). Follows single.lua. The TAT is millis + frac/refill.
+-- gcra_single.lua: one GCRA charge (gcra.lua's step, inlined). Follows single.lua and
+-- single_tat.lua, whose reach is the tolerance burst×unit.
 
-local millis, frac = 0, 0 -- a missing key: a TAT long past
-if state then
-  local m, f = string.match(state, '^(%d+) (%d+)$')
-  millis, frac = tonumber(m), tonumber(f)
-  if not millis or frac >= refill then
-    return redis.error_reply('RATELIMIT malformed state')
-  end
-end
-local tolerance, need = capacity * unit, cost * unit
--- units_ahead: how far the TAT lies after now in token units, or far beyond reach
-local queued, far, diff = 0, false, millis - now
-if diff > 0 or (diff == 0 and frac ~= 0) then
-  if diff > quot(tolerance + refill, refill) + 1 then
-    far = true
-  else
-    queued = diff * refill + frac
-  end
-end
-if far or queued + need > tolerance then
+if far or queued + need > reach then
   -- wait_until: whole ms from now until the TAT lies at most allowance units ahead
   local function wait_until(allowance)
     local q = floor((allowance - frac) / refill) -- floordiv
@@ -33,9 +15,9 @@ if far or queued + need > tolerance then
   end
   local remaining = 0
   if not far then
-    remaining = quot(tolerance - queued, unit)
+    remaining = quot(reach - queued, unit)
   end
-  return {now, 0, 0, remaining, wait_until(tolerance - need), wait_until(0), 0}
+  return {now, 0, 0, remaining, wait_until(reach - need), wait_until(0), 0}
 end
 queued = queued + need
 local whole = quot(queued, refill)
@@ -45,4 +27,4 @@ if frac > 0 then
   ttl = ttl + 1
 end
 redis.call('SET', KEYS[1], format('%d %d', millis, frac), 'PX', ttl > 1 and ttl or 1)
-return {now, 1, 1, quot(tolerance - queued, unit), 0, quot(queued + refill - 1, refill), 0}
+return {now, 1, 1, quot(reach - queued, unit), 0, quot(queued + refill - 1, refill), 0}

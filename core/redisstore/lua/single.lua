@@ -14,19 +14,7 @@
 local MAX_EXACT = 9007199254740992 -- 2^53
 local floor, format, tonumber = math.floor, string.format, tonumber
 
--- quot is Go's a / b for b > 0: truncated towards zero (common.lua's quot).
-local function quot(a, b)
-  local q = floor(a / b)
-  if q * b > a then
-    q = q - 1
-  elseif (q + 1) * b <= a then
-    q = q + 1
-  end
-  if q < 0 and q * b ~= a then
-    q = q + 1
-  end
-  return q
-end
+-- quot (Go's truncating a / b) comes from quot.lua, which precedes this file.
 
 -- Every number must be an integer in range, as decide.lua's int checks: x ~= floor(x)
 -- rejects fractions and NaN, and the range checks reject infinities.

@@ -22,7 +22,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	if err := req.Check(); err != nil {
 		return core.Result{}, err
 	}
-	now := s.now()
+	start, now := s.instant()
 	if res, ok := s.pre.refuses(&req, now); ok {
 		s.localRefusal(&req, &res)
 		s.decided(&req, OutcomeDenied, ViaPreLimit)
@@ -31,7 +31,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	cause := ErrBreakerOpen
 	if t := s.allow(now); t.allowed {
 		var res core.Result
-		o, err := s.call(ctx, t, func(ctx context.Context) error {
+		o, err := s.call(ctx, t, start, func(ctx context.Context) error {
 			var err error
 			res, err = s.shared.Decide(ctx, req)
 			return err
@@ -67,7 +67,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if err := core.CheckStack(reqs, results); err != nil {
 		return false, err
 	}
-	now := s.now()
+	start, now := s.instant()
 	if s.preRefusesStack(reqs, results, now) {
 		return false, nil
 	}
@@ -77,7 +77,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		own := append([]core.Request(nil), reqs...)
 		buf := make([]core.Result, len(reqs))
 		var allowed bool
-		o, err := s.call(ctx, t, func(ctx context.Context) error {
+		o, err := s.call(ctx, t, start, func(ctx context.Context) error {
 			var err error
 			allowed, err = s.shared.DecideStack(ctx, own, buf)
 			return err
@@ -138,22 +138,22 @@ func (s *Store) allow(now int64) ticket {
 }
 
 // call runs fn against the shared store under the deadline, with the breaker's
-// ticket t, and reports how it ended. It reports the call to the observers (unless
-// the caller's ctx ended it) and, when the store answered with the breaker closed,
-// ends the policies' fallbacks.
-func (s *Store) call(ctx context.Context, t ticket, fn func(context.Context) error) (outcome, error) {
-	start := time.Now()
+// ticket t, and reports how it ended. start is the real time the decision began
+// (from instant), which the latency is measured from. It reports the call to the
+// observers (unless the caller's ctx ended it) and, when the store answered with
+// the breaker closed, ends the policies' fallbacks.
+func (s *Store) call(ctx context.Context, t ticket, start time.Time, fn func(context.Context) error) (outcome, error) {
 	err, timedOut := s.guard.run(ctx, 0, fn)
-	latency := time.Since(start)
+	end, now := s.instant()
+	latency := end.Sub(start)
 	if errors.Is(err, ErrClosed) && !timedOut {
-		s.breaker.done(t, canceled, s.now())
+		s.breaker.done(t, canceled, now)
 		return canceled, err
 	}
 	o, kind := classify(ctx, err, timedOut)
 	if o == failed && kind == KindTimeout {
 		err = fmt.Errorf("%w (%v): %w", ErrTimeout, s.cfg.deadline, err)
 	}
-	now := s.now()
 	s.breakerChanged(s.breaker.done(t, o, now))
 	if o != canceled {
 		s.storeCall(latency, kind, err)

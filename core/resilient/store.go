@@ -17,16 +17,19 @@ import (
 // Local) decides in the meantime, and a pre-limiter refuses keys the shared store
 // refused without asking it again. Create it with New; it is safe for concurrent use.
 type Store struct {
-	shared  core.Store
-	local   core.Store
-	cfg     config
-	epoch   time.Time
-	breaker *breaker
-	guard   *guard
-	pre     *preLimiter
-	degrade *degrader
-	falls   *fallbacks
-	leases  *leaseBook
+	shared core.Store
+	local  core.Store
+	cfg    config
+	epoch  time.Time
+	// realClock reports that the Store's clock is time.Now, so that one read serves
+	// both latency and the Store's time (see instant).
+	realClock bool
+	breaker   *breaker
+	guard     *guard
+	pre       *preLimiter
+	degrade   *degrader
+	falls     *fallbacks
+	leases    *leaseBook
 
 	decisions atomic.Uint64 // decisions observed, for log sampling
 	loudAt    atomic.Int64  // ns: last permanent-error log, to keep one a second
@@ -65,21 +68,33 @@ func New(shared core.Store, options ...Option) (*Store, error) {
 			return nil, fmt.Errorf("resilient: local store: %w", err)
 		}
 	}
-	if cfg.clock == nil {
+	realClock := cfg.clock == nil
+	if realClock {
 		cfg.clock = time.Now
 	}
 	return &Store{
-		shared:  shared,
-		local:   local,
-		cfg:     cfg,
-		epoch:   cfg.clock(),
-		breaker: newBreaker(cfg.threshold, cfg.cooldown),
-		guard:   newGuard(cfg.deadline, cfg.maxInFlight),
-		pre:     newPreLimiter(cfg.preKeys),
-		degrade: newDegrader(cfg.replicas, cfg.degrade),
-		falls:   newFallbacks(),
-		leases:  newLeaseBook(),
+		realClock: realClock,
+		shared:    shared,
+		local:     local,
+		cfg:       cfg,
+		epoch:     cfg.clock(),
+		breaker:   newBreaker(cfg.threshold, cfg.cooldown),
+		guard:     newGuard(cfg.deadline, cfg.maxInFlight),
+		pre:       newPreLimiter(cfg.preKeys),
+		degrade:   newDegrader(cfg.replicas, cfg.degrade),
+		falls:     newFallbacks(),
+		leases:    newLeaseBook(),
 	}, nil
+}
+
+// instant reads the real time, which measures latency, and the Store's time. With the
+// default clock the two come from one read.
+func (s *Store) instant() (real time.Time, now int64) {
+	real = time.Now()
+	if s.realClock {
+		return real, int64(real.Sub(s.epoch))
+	}
+	return real, s.now()
 }
 
 // now is the Store's time: nanoseconds since New on its clock (monotonic by default).

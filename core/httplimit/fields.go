@@ -3,7 +3,6 @@ package httplimit
 import (
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -27,9 +26,9 @@ const (
 	// and t the whole seconds, rounded up, until the quota is restored; for a policy
 	// that refused the request, t is when it admits the request again.
 	//
-	// Field values are shared between responses (precomputed or cached, so that
-	// most responses allocate nothing for them): replace a field with Header.Set,
-	// never modify its value slice in place.
+	// Field values are precomputed or carved from shared chunks, so that
+	// responses allocate nothing for them: replace a field with Header.Set, never
+	// modify its value slice in place.
 	IETFFields Fields = 1 << iota
 	// LegacyFields writes X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset for the most restrictive policy of the stack
@@ -107,10 +106,18 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 				}
 				buf = policyMember(buf, &t.reqs[i].Policy)
 			}
-			h[headerPolicy] = single(string(buf))
+			h[headerPolicy] = t.values.value(buf)
 			t.buf = buf
 		}
-		h[headerRateLimit] = l.rateLimitField(t)
+		buf := t.buf[:0]
+		for i := range t.results {
+			if i > 0 {
+				buf = append(buf, ", "...)
+			}
+			buf = rateLimitMember(buf, &t.results[i])
+		}
+		h[headerRateLimit] = t.values.value(buf)
+		t.buf = buf
 	}
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
@@ -118,30 +125,6 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 		h[headerLegacyRemaining] = l.seconds(max(0, res.Remaining))
 		h[headerLegacyReset] = l.seconds(resetSeconds(res))
 	}
-}
-
-// rateLimitField is the RateLimit value of t's results, from the cache when the
-// stack is static and small enough.
-func (l *Limiter) rateLimitField(t *Ticket) []string {
-	var slot *atomic.Pointer[cachedField]
-	if l.cache != nil {
-		var cached []string
-		if cached, slot = l.cache.lookup(t.results); cached != nil {
-			return cached
-		}
-	}
-	buf := t.buf[:0]
-	for i := range t.results {
-		if i > 0 {
-			buf = append(buf, ", "...)
-		}
-		buf = rateLimitMember(buf, &t.results[i])
-	}
-	t.buf = buf
-	if slot != nil {
-		return l.cache.store(slot, t.results, string(buf))
-	}
-	return single(string(buf))
 }
 
 // seconds is the header value of a non-negative integer: precomputed up to
@@ -164,4 +147,16 @@ func (l *Limiter) seconds(n int64) []string {
 type cachedSeconds struct {
 	n     int64
 	value [1]string
+}
+
+// maxCachedSeconds is the largest Retry-After value precomputed per Limiter.
+const maxCachedSeconds = 120
+
+// secondsFields precomputes the header values "0" to "maxCachedSeconds".
+func secondsFields() [][]string {
+	fields := make([][]string, maxCachedSeconds+1)
+	for i := range fields {
+		fields[i] = single(strconv.Itoa(i))
+	}
+	return fields
 }

@@ -31,9 +31,8 @@ type Limiter struct {
 	releaseTimeout time.Duration
 	adapter        []any
 
-	policyField   []string    // the RateLimit-Policy value when every policy is static
-	cache         *fieldCache // recent RateLimit values of a static stack; nil otherwise
-	secondsFields [][]string  // header values "0" to "maxCachedSeconds"
+	policyField   []string   // the RateLimit-Policy value when every policy is static
+	secondsFields [][]string // header values "0" to "maxCachedSeconds"
 	lastSeconds   atomic.Pointer[cachedSeconds]
 	problemType   []string // the Content-Type value of problem bodies
 	leases        leaseIDs
@@ -146,9 +145,6 @@ func (l *Limiter) checkRules() error {
 	}
 	if static {
 		l.policyField = single(string(buf))
-		if len(l.rules) <= maxCachedStack {
-			l.cache = new(fieldCache)
-		}
 	}
 	l.secondsFields = secondsFields()
 	l.problemType = single(ProblemContentType)

@@ -58,7 +58,8 @@ type Ticket struct {
 
 	denial Denial
 	event  Event
-	buf    []byte
+	buf    []byte    // scratch space for building field values
+	values valueSlab // where the field values handed to responses live
 }
 
 func newTicket(l *Limiter, n int) *Ticket {

@@ -1,0 +1,140 @@
+package reserve
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// decideLeased decides a request of a leased policy: from the live lease when its
+// balance covers cost (no lock, no round trip), as a refusal when the backing store
+// refused this cost for this key moments ago, and otherwise by taking a new lease,
+// one requester per entry at a time.
+func (s *Store) decideLeased(ctx context.Context, t *table, key string, cost int64) (core.Result, error) {
+	for {
+		now := s.nowNanos()
+		e, found := t.lookup(key)
+		if found {
+			if left, ok := e.trySpend(cost, now); ok {
+				return s.admitted(t, e, left, now), nil
+			}
+			if r, ok := e.refusedAt(cost, now); ok {
+				return s.refusedLocally(t, e, r, now), nil
+			}
+		} else if e, found = t.insert(key, &s.keys, int64(s.cfg.maxKeys)); !found {
+			return s.backing.Decide(ctx, core.Request{Policy: t.lease.Policy, Key: key, Cost: cost})
+		}
+		if err := e.lock(ctx); err != nil {
+			return core.Result{}, fmt.Errorf("reserve: policy %q: waiting for a lease: %w", t.lease.Policy.Name(), err)
+		}
+		if e.dead {
+			e.unlock()
+			if s.closed.Load() {
+				return core.Result{}, ErrClosed
+			}
+			continue
+		}
+		res, err := s.refill(ctx, t, e, key, cost)
+		e.unlock()
+		return res, err
+	}
+}
+
+// refill decides a request that the live lease cannot cover, by taking a new lease
+// from the backing store. Requires e.sem.
+func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost int64) (core.Result, error) {
+	now := s.nowNanos()
+	// Another requester may have taken a lease (or a refusal) while this one waited.
+	if left, ok := e.trySpend(cost, now); ok {
+		return s.admitted(t, e, left, now), nil
+	}
+	if r, ok := e.refusedAt(cost, now); ok {
+		return s.refusedLocally(t, e, r, now), nil
+	}
+	if expired := e.takeExpired(now); expired > 0 {
+		// The lease ended: what is left of it goes back before a new one is taken.
+		s.giveBack(ctx, t, key, expired)
+	}
+	// Spenders only ever lower the balance, and it is below cost: hold on to it, and
+	// take only what completes a lease.
+	leftover := e.balance.Swap(0)
+	if leftover >= cost { // not reached: kept for safety should that ever change
+		e.balance.Add(leftover - cost)
+		return s.admitted(t, e, leftover-cost, now), nil
+	}
+	grant, res, err := s.take(ctx, t.lease, key, t.lease.Size-leftover, cost-leftover)
+	if err != nil || !res.Allowed {
+		e.balance.Add(leftover)
+		if err != nil {
+			return core.Result{}, err
+		}
+		if res.RetryAfter > 0 {
+			e.refused.Store(&refusal{until: now + int64(res.RetryAfter), cost: cost})
+		}
+		res.Remaining = min(t.lease.Policy.Capacity(), res.Remaining+leftover)
+		return res, nil
+	}
+	s.stats.leases.Add(1)
+	s.stats.leased.Add(grant)
+	expires := now + int64(t.lease.Lifetime)
+	if t.lease.Policy.Algorithm() == core.FixedWindow {
+		// A fixed window's budget belongs to its window: the lease ends with it.
+		expires = min(expires, now+int64(res.ResetAfter))
+	}
+	if leftover > 0 {
+		expires = min(expires, e.expires.Load())
+	}
+	left := leftover + grant - cost
+	e.remaining.Store(res.Remaining)
+	e.resetAt.Store(now + int64(res.ResetAfter))
+	e.refused.Store(nil)
+	e.balance.Add(left)
+	e.expires.Store(expires)
+	return s.admitted(t, e, left, now), nil
+}
+
+// take asks the backing store for want units of key's budget, and when it refuses
+// that much, for as much as it said remains, and then for need, what the request
+// itself lacks. It reports how much it got; res is the backing store's last answer.
+func (s *Store) take(ctx context.Context, l Lease, key string, want, need int64) (int64, core.Result, error) {
+	req := core.Request{Policy: l.Policy, Key: key, Cost: want}
+	res, err := s.backing.Decide(ctx, req)
+	if err != nil || res.Allowed || want == need {
+		return want, res, err
+	}
+	if slice := min(res.Remaining, want-1); slice > need {
+		req.Cost = slice
+		if res, err = s.backing.Decide(ctx, req); err != nil || res.Allowed {
+			return slice, res, err
+		}
+	}
+	req.Cost = need
+	res, err = s.backing.Decide(ctx, req)
+	return need, res, err
+}
+
+// admitted is the result of a request admitted from a lease that has left units
+// now. Remaining adds them to what the backing store said remained when the lease
+// was taken: an estimate, since other replicas have spent and time has refilled since.
+func (s *Store) admitted(t *table, e *entry, left, now int64) core.Result {
+	return core.Result{
+		Policy:     t.lease.Policy.Name(),
+		Allowed:    true,
+		Limit:      t.lease.Policy.Capacity(),
+		Remaining:  min(t.lease.Policy.Capacity(), left+e.remaining.Load()),
+		ResetAfter: durationUntil(now, e.resetAt.Load()),
+	}
+}
+
+// refusedLocally is the result of a request refused by a remembered refusal.
+func (s *Store) refusedLocally(t *table, e *entry, r *refusal, now int64) core.Result {
+	retry := durationUntil(now, r.until)
+	return core.Result{
+		Policy:     t.lease.Policy.Name(),
+		Limit:      t.lease.Policy.Capacity(),
+		Remaining:  e.balance.Load(),
+		RetryAfter: retry,
+		ResetAfter: max(retry, durationUntil(now, e.resetAt.Load())),
+	}
+}

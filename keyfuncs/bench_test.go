@@ -1,6 +1,7 @@
 package keyfuncs
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,6 +37,23 @@ func BenchmarkClientIPKey(b *testing.B) {
 			}
 		})
 	}
+	// Every request from a peer not seen before (a new connection each time): the
+	// peer cache misses, and the address is parsed and the key built.
+	b.Run("peer/IPv4/new peers", func(b *testing.B) {
+		c := mustClientIP(b, ClientIPConfig{})
+		reqs := make([]*http.Request, 1<<14)
+		for i := range reqs {
+			reqs[i] = newRequest(fmt.Sprintf("198.51.%d.%d:%d", i>>8&0x3f, i&0xff, 1024+i))
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := c.Key(reqs[i%len(reqs)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("XFF/3 hops/parallel", func(b *testing.B) {
 		c := mustClientIP(b, trusted)
 		b.ReportAllocs()

@@ -75,6 +75,7 @@ type ClientIP struct {
 	maxHops       int
 	ipv6Prefix    int
 	requireHeader bool
+	peerKeys      *peerKeyCache // nil when proxies are trusted
 }
 
 // NewClientIP validates cfg, fills its defaults and returns the ClientIP. The
@@ -117,6 +118,9 @@ func NewClientIP(cfg ClientIPConfig) (*ClientIP, error) {
 	case c.ipv6Prefix < 1 || c.ipv6Prefix > 128:
 		return nil, fmt.Errorf("keyfuncs: ClientIPConfig.IPv6Prefix is %d; want 1 to 128 (0 means %d)", cfg.IPv6Prefix, DefaultIPv6Prefix)
 	}
+	if len(c.trusted) == 0 {
+		c.peerKeys = newPeerKeyCache()
+	}
 	return c, nil
 }
 
@@ -155,11 +159,26 @@ func (c *ClientIP) Addr(r *http.Request) (netip.Addr, error) {
 // IPv6Prefix block for IPv6, such as "ip6:2001:db8:1:2::/64". Errors are those
 // of Addr.
 func (c *ClientIP) Key(r *http.Request) (string, error) {
+	if c.peerKeys == nil {
+		addr, err := c.Addr(r)
+		if err != nil {
+			return "", err
+		}
+		return c.KeyFor(addr), nil
+	}
+	// No proxy is trusted: the client is the TCP peer, whose key depends on
+	// r.RemoteAddr alone.
+	key, slot, hash := c.peerKeys.lookup(r.RemoteAddr)
+	if slot == nil {
+		return key, nil
+	}
 	addr, err := c.Addr(r)
 	if err != nil {
 		return "", err
 	}
-	return c.KeyFor(addr), nil
+	key = c.KeyFor(addr)
+	c.peerKeys.remember(slot, hash, r.RemoteAddr, key)
+	return key, nil
 }
 
 // KeyFor returns the key Key gives a client at addr (normalized first). The

@@ -244,9 +244,10 @@ func TestFixedWindowLeaseEndsWithItsWindow(t *testing.T) {
 	backing := newMemoryBacking(t, clock)
 	s := newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 6, Lifetime: time.Hour})
 	clock.Advance(900 * ms)
-	decide(t, s, p, "k", 1)                                                                // a lease of 6 in window 0; 5 unspent
-	decide(t, newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 4}), p, "k", 4) // window 0 is full
-	clock.Advance(100 * ms)                                                                // window 1
+	// A lease of 6 in window 0, 5 unspent; another replica fills window 0.
+	decide(t, s, p, "k", 1)
+	decide(t, newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 4}), p, "k", 4)
+	clock.Advance(100 * ms) // window 1
 	admitted := 0
 	for i := 0; i < 20; i++ {
 		if decide(t, s, p, "k", 1).Allowed {

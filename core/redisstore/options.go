@@ -30,6 +30,8 @@ type config struct {
 	margin      time.Duration
 	marginSet   bool
 	splitStacks bool // tests: decide every request of a stack in its own call
+	batchWindow time.Duration
+	batchMax    int // 0: no batching
 }
 
 // Option configures a Store. Invalid options fail New with an error.
@@ -85,6 +87,40 @@ func WithExpiryMargin(margin time.Duration) Option {
 			return fmt.Errorf("redisstore: WithExpiryMargin(%v): want whole milliseconds from 1ms to %v", margin, maxMargin)
 		}
 		c.margin, c.marginSet = margin, true
+		return nil
+	}
+}
+
+// Bounds and suggested values of WithBatching.
+const (
+	// DefaultBatchWindow is a suggested window for WithBatching: long enough to gather
+	// the decisions of 64 busy goroutines, short against a loopback round trip.
+	DefaultBatchWindow = 100 * time.Microsecond
+	// DefaultMaxBatch is a suggested maxBatch for WithBatching.
+	DefaultMaxBatch = 64
+	// MaxBatchWindow bounds the window of WithBatching.
+	MaxBatchWindow = 10 * time.Millisecond
+	// MaxBatchSize bounds the maxBatch of WithBatching.
+	MaxBatchSize = 1024
+)
+
+// WithBatching coalesces concurrent Decide calls bound for one Redis node (one per
+// Cluster master) into one round trip: a pipeline of one command per group of keys
+// that one script call may touch (all keys on a standalone server, one slot on a
+// Cluster, one hash tag on a Ring), each group decided by one script call that runs
+// every decision as the unbatched store does, in order, atomically. A decision waits
+// for no one when no batch to its node is in flight; while one is, the decisions that
+// arrive gather until maxBatch wait or the oldest has waited window (0: none, the batch
+// is what gathered meanwhile), then leave. window must lie in 0..MaxBatchWindow and
+// maxBatch in 2..MaxBatchSize (DefaultBatchWindow and DefaultMaxBatch suit most). Stacks,
+// refunds and releases are not batched.
+func WithBatching(window time.Duration, maxBatch int) Option {
+	return func(c *config) error {
+		if window < 0 || window > MaxBatchWindow || maxBatch < 2 || maxBatch > MaxBatchSize {
+			return fmt.Errorf("redisstore: WithBatching(%v, %d): want a window from 0 to %v and a batch of 2 to %d decisions",
+				window, maxBatch, MaxBatchWindow, MaxBatchSize)
+		}
+		c.batchWindow, c.batchMax = window, maxBatch
 		return nil
 	}
 }

@@ -40,6 +40,7 @@ type Store struct {
 	split    bool
 	scripts  scripts
 	specs    specCache
+	batch    *batcher // nil unless WithBatching
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -78,6 +79,9 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 	case *redis.Ring:
 		s.topology = ring
 	}
+	if cfg.batchMax > 0 {
+		s.batch = newBatcher(s, client, cfg.batchWindow, cfg.batchMax)
+	}
 	return s, nil
 }
 
@@ -94,7 +98,8 @@ func (s *Store) now() (int64, error) {
 	return ms, nil
 }
 
-// Decide applies one request in one script call.
+// Decide applies one request in one script call. With WithBatching, concurrent
+// decisions bound for one node share a round trip (see the package documentation).
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	if s.closed.Load() {
 		return core.Result{}, ErrClosed
@@ -106,9 +111,19 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	if err != nil {
 		return core.Result{}, err
 	}
+	key := s.stateKey(&req.Policy, req.Key)
+	if s.batch != nil {
+		return s.batch.decide(ctx, req, key, now)
+	}
+	return s.decideAlone(ctx, req, key, now)
+}
+
+// decideAlone applies one request in its own script call.
+func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, now int64) (core.Result, error) {
 	reqs := [1]core.Request{req}
-	keys := [1]string{s.stateKey(&req.Policy, req.Key)}
+	keys := [1]string{key}
 	var results [1]core.Result
+	var err error
 	if script := s.scripts.single[req.Policy.Algorithm()]; script != nil {
 		err = s.decideSingle(ctx, script, now, reqs[:], keys[0], results[:])
 	} else {
@@ -232,12 +247,16 @@ func (s *Store) Ping(ctx context.Context) error {
 // documentation for the layout). Operators use it to inspect a client's state.
 func (s *Store) Key(policy core.Policy, key string) string { return s.stateKey(&policy, key) }
 
-// Close marks the store closed and releases what it owns: the client made by Dial, the
-// client and server made by NewEmbedded. A client handed to New stays open. Close is
+// Close marks the store closed and releases what it owns: the batching goroutines
+// (after their round trips in flight), the client made by Dial, the client and server
+// made by NewEmbedded. A client handed to New stays open. Close is
 // idempotent.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		if s.batch != nil {
+			s.batch.close()
+		}
 		for _, closeFn := range s.closers {
 			if err := closeFn(); err != nil && s.closeErr == nil {
 				s.closeErr = fmt.Errorf("redisstore: close: %w", err)

@@ -1,0 +1,29 @@
+package redisstore_test
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// batching is the option every batched test store gets.
+var batching = redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)
+
+// The conformance suite with batching: its traces decide one request at a time, each
+// a batch of one, and its concurrent cases gather decisions on one key into batches.
+func TestBatchingConformanceMiniredis(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		t.Skip("skipped: redis-server is present and TestBatchingConformanceRedis runs the suite on it; on miniredis it takes 15 s")
+	}
+	storetest.Run(t, newStoreOn(newMiniredisClient(t), batching))
+}
+
+func TestBatchingConformanceRedis(t *testing.T) {
+	storetest.Run(t, newStoreOn(standaloneClient(t), batching))
+}
+
+func TestBatchingConformanceCluster(t *testing.T) {
+	storetest.Run(t, newStoreOn(clusterClient(t), batching))
+}

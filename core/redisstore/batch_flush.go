@@ -1,0 +1,193 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// batchCmd is one command of a flush: a decision alone, or the batch script over the
+// decisions of one script whose keys one call may touch.
+type batchCmd struct {
+	calls   []*batchCall
+	script  *script // what args run: a one-key script, or its batch form
+	batched bool    // script is a batch form
+	args    []any
+	cmd     *redis.IntSliceCmd
+}
+
+// batchGroup is what one call may decide together: one script, and keys of one Cluster
+// slot or one Ring hash tag (any keys on a standalone server).
+type batchGroup struct {
+	slot   int
+	tag    string
+	script *script
+}
+
+// flush sends calls as one pipeline: per group one command, each decision still its
+// own atomic script run. Commands that met NOSCRIPT did not run; they are sent again as
+// EVAL, so nothing is charged twice. Every call gets its own answer.
+func (b *batcher) flush(calls []*batchCall) {
+	ctx, cancel := batchContext(calls)
+	defer cancel()
+	cmds := b.commands(ctx, calls)
+	b.exec(ctx, cmds)
+	var again []*batchCmd
+	for _, c := range cmds {
+		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+			c.args[0], c.args[1] = "eval", c.script.source
+			c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+			again = append(again, c)
+		}
+	}
+	if len(again) > 0 {
+		b.exec(ctx, again)
+	}
+	for _, c := range cmds {
+		b.answer(c)
+	}
+}
+
+// batchContext bounds a batch by the latest deadline of its callers, and by none when
+// one of them has none: the callers' own contexts decide when each stops waiting, and
+// no caller's cancellation fails the others.
+func batchContext(calls []*batchCall) (context.Context, context.CancelFunc) {
+	var latest time.Time
+	for _, c := range calls {
+		deadline, ok := c.ctx.Deadline()
+		if !ok {
+			return context.Background(), func() {}
+		}
+		if deadline.After(latest) {
+			latest = deadline
+		}
+	}
+	return context.WithDeadline(context.Background(), latest)
+}
+
+func (b *batcher) exec(ctx context.Context, cmds []*batchCmd) {
+	pipe := b.pipeline()
+	for _, c := range cmds {
+		_ = pipe.Process(ctx, c.cmd) // queues the command; errors arrive on it
+	}
+	_, _ = pipe.Exec(ctx) // each command holds its own error
+}
+
+// commands builds one command per group of calls: the call's own script when it is
+// alone in its group, else the batch form of the script over the group.
+func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd {
+	s := b.store
+	singles := make([]*batchCmd, len(calls))
+	for i, c := range calls {
+		script, args := s.scripts.single[c.req.Policy.Algorithm()], []any(nil)
+		if script != nil {
+			args = s.singleArgs(script.sha, c.now, &c.req, c.key)
+		} else {
+			script = s.scripts.byAlgorithm[c.req.Policy.Algorithm()]
+			args = s.scriptArgs(script.sha, modeCharge, c.now, []core.Request{c.req}, []string{c.key})
+		}
+		singles[i] = &batchCmd{calls: calls[i : i+1 : i+1], script: script, args: args}
+	}
+	var groups [][]*batchCmd
+	index := make(map[batchGroup]int)
+	for _, c := range singles {
+		g := batchGroup{script: c.script}
+		switch s.topology {
+		case cluster:
+			g.slot = slotOf(c.calls[0].key)
+		case ring:
+			g.tag = hashTagOf(c.calls[0].key)
+		}
+		i, ok := index[g]
+		if !ok {
+			i = len(groups)
+			index[g] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], c)
+	}
+	cmds := make([]*batchCmd, 0, len(groups))
+	for _, group := range groups {
+		c := group[0]
+		if len(group) > 1 {
+			c = b.batchCommand(group)
+		}
+		c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// batchCommand joins the one-key commands of a group into one call of their script's
+// batch form: the keys, then per decision the count of its arguments and the
+// arguments (see batchDriver).
+func (b *batcher) batchCommand(group []*batchCmd) *batchCmd {
+	script := b.batchScript(group[0].script)
+	size := 3
+	for _, c := range group {
+		size += len(c.args) - 2 // the key, its arguments and their count
+	}
+	args := make([]any, 3, size)
+	args[0], args[1], args[2] = "evalsha", script.sha, len(group)
+	calls := make([]*batchCall, len(group))
+	for i, c := range group {
+		args = append(args, c.args[3]) // "evalsha", SHA, 1, key, arguments…
+		calls[i] = c.calls[0]
+	}
+	for _, c := range group {
+		args = append(args, len(c.args)-4)
+		args = append(args, c.args[4:]...)
+	}
+	return &batchCmd{calls: calls, script: script, batched: true, args: args}
+}
+
+// batchScript is the batch form of a one-key script, built on first use.
+func (b *batcher) batchScript(single *script) *script {
+	if s, ok := b.batchScripts.Load(single); ok {
+		return s.(*script)
+	}
+	s, _ := b.batchScripts.LoadOrStore(single, newBatchScript(single))
+	return s.(*script)
+}
+
+// answer gives every call of c its result or its own error.
+func (b *batcher) answer(c *batchCmd) {
+	if !c.batched {
+		call := c.calls[0]
+		call.answer(decision(call, c.cmd.Val(), c.cmd.Err()))
+		return
+	}
+	if err := c.cmd.Err(); err != nil {
+		for _, call := range c.calls {
+			call.answer(core.Result{}, wrapError(call.ctx, []core.Request{call.req}, err))
+		}
+		return
+	}
+	entries, err := splitBatchReply(c.cmd.Val(), len(c.calls))
+	if err != nil {
+		for _, call := range c.calls {
+			call.answer(core.Result{}, fmt.Errorf("policy %q: %w: %w", call.req.Policy.Name(), ErrUnexpectedReply, err))
+		}
+		return
+	}
+	for i, call := range c.calls {
+		call.answer(decision(call, entries[i].ints, entries[i].err))
+	}
+}
+
+// decision reads one decision's reply as Store.Decide does.
+func decision(call *batchCall, reply []int64, err error) (core.Result, error) {
+	reqs := [1]core.Request{call.req}
+	if err != nil {
+		return core.Result{}, wrapError(call.ctx, reqs[:], err)
+	}
+	var results [1]core.Result
+	if _, _, err := parseDecision(reply, reqs[:], results[:]); err != nil {
+		return core.Result{}, fmt.Errorf("%s: %w: %w", policyNames(reqs[:]), ErrUnexpectedReply, err)
+	}
+	return results[0], nil
+}

@@ -1,0 +1,121 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+)
+
+// maxBatchErrorBytes bounds the bytes of one decision's error message in a batch reply.
+const maxBatchErrorBytes = 200
+
+// batchDriver runs a script's body, wrapped as the function decide_one, once per key,
+// each with its own arguments, and concatenates the replies into one array of
+// integers. KEYS[i] is the key of decision i; ARGV holds, per decision, the count of its
+// arguments and then the arguments. Per decision the reply holds the count of the
+// integers that follow and then the script's reply; or, when the script answered with
+// an error or raised one, minus the length of the message and then its bytes. A
+// decision's error leaves the others intact: each runs under pcall, and the scripts
+// validate everything before their first write.
+const batchDriver = `
+local out, n, pos = {}, 0, 1
+for i = 1, #KEYS do
+  local count = tonumber(ARGV[pos])
+  local args = {}
+  for j = 1, count do
+    args[j] = ARGV[pos + j]
+  end
+  pos = pos + count + 1
+  local ok, reply = pcall(decide_one, {KEYS[i]}, args)
+  local err
+  if not ok then
+    err = type(reply) == 'table' and reply.err or reply
+  elseif type(reply) ~= 'table' then
+    err = 'batch: the script did not reply with an array'
+  elseif reply.err then
+    err = reply.err
+  end
+  if err then
+    err = string.sub(tostring(err), 1, %d)
+    out[n + 1] = -#err
+    for j = 1, #err do
+      out[n + 1 + j] = string.byte(err, j)
+    end
+    n = n + 1 + #err
+  else
+    out[n + 1] = #reply
+    for j = 1, #reply do
+      out[n + 1 + j] = reply[j]
+    end
+    n = n + 1 + #reply
+  end
+end
+return out
+`
+
+// newBatchScript wraps a one-key script into the script that decides a batch of keys
+// with it (see batchDriver). The script's body runs unchanged, as a function whose
+// parameters KEYS and ARGV shadow the globals, so a batched decision computes exactly
+// what the script computes alone.
+func newBatchScript(single *script) *script {
+	var b strings.Builder
+	b.WriteString("local decide_one = function(KEYS, ARGV)\n")
+	b.WriteString(single.source)
+	b.WriteString("\nend\n")
+	fmt.Fprintf(&b, batchDriver, maxBatchErrorBytes)
+	return newScript(b.String())
+}
+
+// batchReplyError is one decision's error from a batch reply: what Redis would have
+// answered to that decision alone. It is a redis.Error, so that wrapError classifies it
+// as it classifies the error reply of an unbatched call.
+type batchReplyError string
+
+func (e batchReplyError) Error() string { return string(e) }
+
+// RedisError marks batchReplyError as an error reply of Redis.
+func (batchReplyError) RedisError() {}
+
+// batchEntry is one decision's part of a batch reply: the script's integers, or its
+// error.
+type batchEntry struct {
+	ints []int64
+	err  error
+}
+
+// splitBatchReply cuts a batch reply into the replies of its n decisions. A reply of
+// another shape is an error, and then no entry is returned.
+func splitBatchReply(reply []int64, n int) ([]batchEntry, error) {
+	entries := make([]batchEntry, n)
+	pos := 0
+	for i := range entries {
+		if pos >= len(reply) {
+			return nil, fmt.Errorf("batch reply of %d integers ends before decision %d of %d", len(reply), i+1, n)
+		}
+		count := reply[pos]
+		pos++
+		if count >= 0 {
+			if count > int64(len(reply)-pos) {
+				return nil, fmt.Errorf("batch reply: decision %d claims %d integers, %d remain", i+1, count, len(reply)-pos)
+			}
+			entries[i].ints = reply[pos : pos+int(count)]
+			pos += int(count)
+			continue
+		}
+		if count < -maxBatchErrorBytes || -count > int64(len(reply)-pos) {
+			return nil, fmt.Errorf("batch reply: decision %d claims an error of %d bytes, %d integers remain", i+1, -count, len(reply)-pos)
+		}
+		msg := make([]byte, -count)
+		for j, v := range reply[pos : pos+len(msg)] {
+			if v < 0 || v > 255 {
+				return nil, fmt.Errorf("batch reply: decision %d: error byte %d", i+1, v)
+			}
+			msg[j] = byte(v)
+		}
+		entries[i].err = batchReplyError(msg)
+		pos += len(msg)
+	}
+	if pos != len(reply) {
+		return nil, fmt.Errorf("batch reply: %d integers after the %d decisions", len(reply)-pos, n)
+	}
+	return entries, nil
+}

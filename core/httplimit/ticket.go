@@ -148,32 +148,34 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 	dynamic := l.costFunc != nil
 	for i := range l.rules {
 		ru := &l.rules[i]
-		p := ru.policy
-		if ru.policyFunc != nil {
+		req := &t.reqs[i] // written in place: a Request is large, and copies of it cost write barriers
+		if ru.policyFunc == nil {
+			req.Policy = ru.policy
+		} else {
 			dynamic = true
-			var err error
-			if p, err = ru.policyFunc(r); err != nil {
+			p, err := ru.policyFunc(r)
+			if err != nil {
 				return fmt.Errorf("httplimit: policy function %d of the stack: %w", i, err)
 			}
 			if !p.Valid() {
 				return fmt.Errorf("%w: policy function %d of the stack returned the zero Policy", core.ErrInvalidPolicy, i)
 			}
+			req.Policy = p
 		}
-		key, fellBack, err := l.keyOf(ru, r, p.Name())
+		key, fellBack, err := l.keyOf(ru, r, req.Policy.Name())
 		if err != nil {
 			return err
 		}
 		t.fellBack = t.fellBack || fellBack
-		req := core.Request{Policy: p, Key: key}
-		if p.Algorithm() == core.Concurrency {
-			req.Lease = l.leases.next()
+		req.Key = key
+		if req.Policy.Algorithm() == core.Concurrency {
+			req.Cost, req.Lease = 0, l.leases.next()
 		} else {
-			req.Cost = cost
+			req.Cost, req.Lease = cost, 0
 			if t.cost == 0 {
 				t.cost = req.EffectiveCost()
 			}
 		}
-		t.reqs[i] = req
 	}
 	if dynamic {
 		if err := core.CheckStack(t.reqs, t.results); err != nil {

@@ -1,0 +1,63 @@
+package reserve_test
+
+import (
+	"crypto/rand"
+	"os"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+	"github.com/go-ratelimit/ratelimit/core/reserve"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// servers are the real redis-server and 3-master Cluster this test binary shares.
+var servers redistest.Shared
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	servers.Close()
+	os.Exit(code)
+}
+
+// uniquePrefix keeps tests on the shared servers apart.
+func uniquePrefix() string { return "reserve-" + rand.Text()[:12] + ":" }
+
+// redisReplicas returns a replicaSet whose replicas each have their own client and
+// Redis store, all on one key prefix, timed by the test's clock.
+func redisReplicas(newClient func(t *testing.T) redis.UniversalClient) replicaSet {
+	return func(t *testing.T, clock *storetest.Clock, n int, l reserve.Lease) []*reserve.Store {
+		prefix := uniquePrefix()
+		replicas := make([]*reserve.Store, n)
+		for i := range replicas {
+			client := newClient(t)
+			t.Cleanup(func() { client.Close() })
+			backing, err := redisstore.New(client, redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			replicas[i] = newReplica(t, backing, clock, l)
+		}
+		return replicas
+	}
+}
+
+func standalone(t *testing.T) redis.UniversalClient { return servers.Server(t).NewClient() }
+
+func cluster(t *testing.T) redis.UniversalClient { return servers.Cluster(t).NewClient() }
+
+func TestExactWhenSaturatedRedis(t *testing.T) {
+	testExactWhenSaturated(t, redisReplicas(standalone))
+}
+
+func TestExactOverTimeRedis(t *testing.T) { testExactOverTime(t, redisReplicas(standalone), 30) }
+
+func TestBoundRedis(t *testing.T) { testBound(t, redisReplicas(standalone), 80) }
+
+func TestExactWhenSaturatedCluster(t *testing.T) {
+	testExactWhenSaturated(t, redisReplicas(cluster))
+}
+
+func TestBoundCluster(t *testing.T) { testBound(t, redisReplicas(cluster), 40) }

@@ -121,35 +121,23 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 	}
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
-		h[headerLegacyLimit] = l.seconds(res.Limit)
-		h[headerLegacyRemaining] = l.seconds(max(0, res.Remaining))
-		h[headerLegacyReset] = l.seconds(resetSeconds(res))
+		h[headerLegacyLimit] = t.number(res.Limit)
+		h[headerLegacyRemaining] = t.number(max(0, res.Remaining))
+		h[headerLegacyReset] = t.number(resetSeconds(res))
 	}
 }
 
-// seconds is the header value of a non-negative integer: precomputed up to
-// maxCachedSeconds; beyond, the last such value is remembered (a flood refused
-// by an hourly policy repeats its Retry-After for a whole second).
-func (l *Limiter) seconds(n int64) []string {
+// number is the header value of a non-negative integer: precomputed up to
+// maxCachedSeconds, carved from t's chunks beyond.
+func (t *Ticket) number(n int64) []string {
 	if n >= 0 && n <= maxCachedSeconds {
-		return l.secondsFields[n]
+		return t.l.secondsFields[n]
 	}
-	if last := l.lastSeconds.Load(); last != nil && last.n == n {
-		return last.value[:]
-	}
-	e := &cachedSeconds{n: n}
-	e.value[0] = strconv.FormatInt(n, 10)
-	l.lastSeconds.Store(e)
-	return e.value[:]
+	t.buf = strconv.AppendInt(t.buf[:0], n, 10)
+	return t.values.value(t.buf)
 }
 
-// cachedSeconds is an immutable header value of a number of seconds.
-type cachedSeconds struct {
-	n     int64
-	value [1]string
-}
-
-// maxCachedSeconds is the largest Retry-After value precomputed per Limiter.
+// maxCachedSeconds is the largest number (of seconds, mostly) precomputed per Limiter.
 const maxCachedSeconds = 120
 
 // secondsFields precomputes the header values "0" to "maxCachedSeconds".

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -33,8 +32,7 @@ type Limiter struct {
 
 	policyField   []string   // the RateLimit-Policy value when every policy is static
 	secondsFields [][]string // header values "0" to "maxCachedSeconds"
-	lastSeconds   atomic.Pointer[cachedSeconds]
-	problemType   []string // the Content-Type value of problem bodies
+	problemType   []string   // the Content-Type value of problem bodies
 	leases        leaseIDs
 	tickets       sync.Pool
 }

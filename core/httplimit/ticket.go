@@ -127,7 +127,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		t.denial.Results = t.results
 		t.denial.RetryAfter = time.Duration(seconds) * time.Second
 		t.denial.contentType = l.problemType
-		h[headerRetryAfter] = l.seconds(seconds)
+		h[headerRetryAfter] = t.number(seconds)
 	}
 	return t
 }

@@ -64,6 +64,12 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 		return s.admitted(t, e, leftover-cost, now), nil
 	}
 	grant, res, err := s.take(ctx, t.lease, key, t.lease.Size-leftover, cost-leftover)
+	if err == nil && res.Unenforced {
+		// The backing store let the request through without counting it: there is no
+		// budget to hold, so this request alone is admitted, as unenforced.
+		e.balance.Add(leftover)
+		return res, nil
+	}
 	if err != nil || !res.Allowed {
 		e.balance.Add(leftover)
 		if err != nil {

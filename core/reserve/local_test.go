@@ -318,3 +318,33 @@ func (b *blocking) Decide(ctx context.Context, req core.Request) (core.Result, e
 	}
 	return b.shared.Decide(ctx, req)
 }
+
+// unenforcing admits everything without counting it, as a failing store in an open
+// failure mode does.
+type unenforcing struct{ *shared }
+
+func (u unenforcing) Decide(_ context.Context, req core.Request) (core.Result, error) {
+	u.decisions.Add(1)
+	return core.Result{Policy: req.Policy.Name(), Allowed: true, Limit: req.Policy.Capacity(), Unenforced: true}, nil
+}
+
+// TestUnenforcedGrantsNoLease: an admission the backing store did not count is
+// passed on as it is, and leaves no balance to spend.
+func TestUnenforcedGrantsNoLease(t *testing.T) {
+	clock := storetest.NewClock()
+	p := core.MustPolicy("p", core.TokenBucket, core.PerSecond(10))
+	backing := unenforcing{newMemoryBacking(t, clock)}
+	s := newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 5})
+	for i := int64(1); i <= 3; i++ {
+		res := decide(t, s, p, "k", 1)
+		if !res.Allowed || !res.Unenforced {
+			t.Fatalf("request %d: %+v, want the unenforced admission", i, res)
+		}
+		if got := backing.decisions.Load(); got != i {
+			t.Fatalf("request %d: %d backing decisions, want %d (no lease held)", i, got, i)
+		}
+	}
+	if st := s.Stats(); st.Leases != 0 || st.Held != 0 {
+		t.Fatalf("stats %+v: want no lease", st)
+	}
+}

@@ -50,7 +50,13 @@ var (
 //
 // A lease that cannot be honoured fails here, with an error that names its policy:
 // a leaky bucket or concurrency policy, a size outside 1..Capacity, a lifetime
-// below 1ms, or one policy leased twice.
+// below 1ms, or one policy leased twice. When New fails, the caller still owns
+// backing.
+//
+// To keep deciding when the backing store fails, wrap the Store (not its backing
+// store) in core/resilient: a failed lease request is an error that the failure
+// modes handle. A backing store that admits a request without counting it
+// (core.Result.Unenforced) grants no lease: that request alone is admitted.
 func New(backing core.Store, leases []Lease, options ...Option) (*Store, error) {
 	if backing == nil {
 		return nil, errors.New("reserve: nil backing store")

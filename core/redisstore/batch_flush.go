@@ -129,7 +129,7 @@ func (b *batcher) batchCommand(group []*batchCmd) *batchCmd {
 	script := b.batchScript(group[0].script)
 	size := 3
 	for _, c := range group {
-		size += len(c.args) - 2 // the key, its arguments and their count
+		size += len(c.args) - 1 // the key, its arguments, their count, the instant's position
 	}
 	args := make([]any, 3, size)
 	args[0], args[1], args[2] = "evalsha", script.sha, len(group)
@@ -139,10 +139,23 @@ func (b *batcher) batchCommand(group []*batchCmd) *batchCmd {
 		calls[i] = c.calls[0]
 	}
 	for _, c := range group {
-		args = append(args, len(c.args)-4)
+		args = append(args, len(c.args)-4, serverTimeArg(c.args[4:]))
 		args = append(args, c.args[4:]...)
 	}
 	return &batchCmd{calls: calls, script: script, batched: true, args: args}
+}
+
+// serverTimeArg is the 1-based position of the argument that asks the script for the
+// server's TIME ("redis", as singleArgs and scriptArgs write it), or 0 when the instant
+// is the caller's. No other argument is that string: policy specs hold spaces, costs
+// and leases are numbers.
+func serverTimeArg(args []any) int {
+	for i, arg := range args {
+		if s, ok := arg.(string); ok && s == "redis" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // batchScript is the batch form of a one-key script, built on first use.

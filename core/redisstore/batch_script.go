@@ -11,20 +11,30 @@ const maxBatchErrorBytes = 200
 // batchDriver runs a script's body, wrapped as the function decide_one, once per key,
 // each with its own arguments, and concatenates the replies into one array of
 // integers. KEYS[i] is the key of decision i; ARGV holds, per decision, the count of its
-// arguments and then the arguments. Per decision the reply holds the count of the
+// arguments, the position of its instant argument when that asks for the server's
+// TIME (0 when it does not), and then the arguments. The driver reads TIME once and
+// gives every such decision that instant in milliseconds, as the script would have
+// computed it: the batch's decisions happen at one instant, in order. Per decision the reply holds the count of the
 // integers that follow and then the script's reply; or, when the script answered with
 // an error or raised one, minus the length of the message and then its bytes. A
 // decision's error leaves the others intact: each runs under pcall, and the scripts
 // validate everything before their first write.
 const batchDriver = `
-local out, n, pos = {}, 0, 1
+local out, n, pos, now = {}, 0, 1, nil
 for i = 1, #KEYS do
-  local count = tonumber(ARGV[pos])
+  local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
   local args = {}
   for j = 1, count do
-    args[j] = ARGV[pos + j]
+    args[j] = ARGV[pos + 1 + j]
   end
-  pos = pos + count + 1
+  pos = pos + count + 2
+  if at > 0 then
+    if not now then
+      local time = redis.call('TIME')
+      now = string.format('%%d', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+    end
+    args[at] = now
+  end
   local ok, reply = pcall(decide_one, {KEYS[i]}, args)
   local err
   if not ok then

@@ -10,7 +10,7 @@ const maxConcurrencyHint = 1000 // ms
 // the next lease lapses, at most one second.
 //
 // The returned state may share s.Leases' backing array; s itself stays valid.
-func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool) Result {
+func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool, r *Result) {
 	leases, inFlight := s.Leases, int64(0)
 	expired := false
 	for _, l := range leases {
@@ -32,7 +32,7 @@ func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool) 
 			s.Leases = live
 		}
 	}
-	r := Result{Policy: p.name, Limit: p.limit}
+	*r = Result{Policy: p.name, Limit: p.limit}
 	if refused := inFlight+cost > p.limit; refused || !charge {
 		r.Remaining = p.limit - inFlight
 		hint, last := int64(maxConcurrencyHint), int64(0)
@@ -44,7 +44,7 @@ func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool) 
 			r.RetryAfter = millis(max(hint, 1))
 		}
 		r.ResetAfter = millis(last)
-		return r
+		return
 	}
 	leases = append(leases, Lease{ID: id, Cost: cost, Expires: now + p.periodMs})
 	inFlight += cost
@@ -53,7 +53,7 @@ func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool) 
 	r.Lease = id
 	r.ResetAfter = millis(p.periodMs)
 	*s = State{Seen: true, Leases: leases}
-	return r
+	return
 }
 
 // ReleaseLease removes the lease with the given ID, if it is still held. It reuses

@@ -8,23 +8,23 @@ package core
 // Near a boundary a fixed window admits up to twice its limit within one period:
 // the end of one window and the start of the next. Use sliding_window or
 // sliding_log where that matters.
-func stepFixedWindow(s *State, p *Policy, now, cost int64, charge bool) Result {
+func stepFixedWindow(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	window, count := floorDiv(now, p.periodMs), int64(0)
 	if s.Seen && s.Window >= window {
 		window, count = s.Window, s.Count
 	}
 	untilEnd := millis((window+1)*p.periodMs - now)
-	r := Result{Policy: p.name, Limit: p.limit, ResetAfter: untilEnd}
+	*r = Result{Policy: p.name, Limit: p.limit, ResetAfter: untilEnd}
 	if refused := count+cost > p.limit; refused || !charge {
 		r.Remaining = p.limit - count
 		if refused {
 			r.RetryAfter = untilEnd
 		}
-		return r
+		return
 	}
 	count += cost
 	r.Allowed = true
 	r.Remaining = p.limit - count
 	*s = State{Seen: true, Window: window, Count: count}
-	return r
+	return
 }

@@ -5,10 +5,10 @@ package core
 // where E = period/limit is the emission interval. It decides exactly as the token
 // bucket while time moves forwards. When the clock goes backwards it never mints
 // tokens: it sees fewer tokens than the token bucket would, never more.
-func stepGCRA(s *State, p *Policy, now, cost int64, charge bool) Result {
+func stepGCRA(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	tolerance := p.capacity * p.unit
 	need := cost * p.unit
-	r := Result{Policy: p.name, Limit: p.capacity}
+	*r = Result{Policy: p.name, Limit: p.capacity}
 	queued, far := s.TAT.unitsAhead(now, p.refill, tolerance)
 	if refused := far || queued+need > tolerance; refused || !charge {
 		if refused {
@@ -18,12 +18,12 @@ func stepGCRA(s *State, p *Policy, now, cost int64, charge bool) Result {
 		if !far {
 			r.Remaining = (tolerance - queued) / p.unit
 		}
-		return r
+		return
 	}
 	queued += need
 	r.Allowed = true
 	r.Remaining = (tolerance - queued) / p.unit
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
 	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
-	return r
+	return
 }

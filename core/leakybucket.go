@@ -7,9 +7,9 @@ package core
 //
 // Note that an idle queue admits burst+1 requests of cost 1 at one instant: their
 // waits are 0, E, …, burst×E, all within the bound.
-func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool) Result {
+func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	depth := p.capacity * p.unit
-	r := Result{Policy: p.name, Limit: p.capacity}
+	*r = Result{Policy: p.name, Limit: p.capacity}
 	queued, far := s.TAT.unitsAhead(now, p.refill, depth)
 	if refused := far || queued > depth; refused || !charge {
 		if refused {
@@ -18,7 +18,7 @@ func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool) Result {
 			r.Remaining = (depth-queued)/p.unit + 1
 		}
 		r.ResetAfter = s.TAT.waitUntil(now, p.refill, 0)
-		return r
+		return
 	}
 	wait := queued
 	queued += cost * p.unit
@@ -29,5 +29,5 @@ func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool) Result {
 	}
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
 	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
-	return r
+	return
 }

@@ -304,7 +304,21 @@ func (p Policy) CheckCost(cost int64) error {
 var ErrInvalidCost = errors.New("ratelimit: invalid cost")
 
 // ceilDiv is ⌈a/b⌉ for a >= 0, b > 0.
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+func ceilDiv(a, b int64) int64 {
+	if b == 1 { // a refill of one unit per ms: most rates whose period is a multiple of the limit
+		return a
+	}
+	return (a + b - 1) / b
+}
+
+// quotient is a / b for a >= 0, b > 0, without the division when b is 1 (a token unit
+// of one: most rates whose limit is a multiple of the period in ms).
+func quotient(a, b int64) int64 {
+	if b == 1 {
+		return a
+	}
+	return a / b
+}
 
 // floorDiv is ⌊a/b⌋ for b > 0 and any sign of a.
 func floorDiv(a, b int64) int64 {

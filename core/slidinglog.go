@@ -10,7 +10,7 @@ package core
 //
 // The returned state may share s.Log's backing array: entries are only dropped from
 // the front and appended past its end, so s itself stays valid.
-func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool) Result {
+func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	log, sum := s.Log, s.Count
 	at := now
 	if n := len(log); n > 0 && log[n-1].At > at {
@@ -22,7 +22,7 @@ func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool) Result {
 		drop++
 	}
 	log = log[drop:]
-	r := Result{Policy: p.name, Limit: p.limit}
+	*r = Result{Policy: p.name, Limit: p.limit}
 	if refused := sum+cost > p.limit; refused || !charge {
 		r.Remaining = p.limit - sum
 		freed, excess := int64(0), sum+cost-p.limit
@@ -36,7 +36,7 @@ func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool) Result {
 		if len(log) > 0 {
 			r.ResetAfter = millis(log[len(log)-1].At + p.periodMs - now)
 		}
-		return r
+		return
 	}
 	log = append(log, LogEntry{At: at, Cost: cost})
 	sum += cost
@@ -44,5 +44,5 @@ func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool) Result {
 	r.Remaining = p.limit - sum
 	r.ResetAfter = millis(at + p.periodMs - now)
 	*s = State{Seen: true, Log: log, Count: sum}
-	return r
+	return
 }

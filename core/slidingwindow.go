@@ -14,7 +14,7 @@ import (
 // The arithmetic is exact without large products: since limit-cur-cost is an
 // integer, the test is ⌈prev×(period-elapsed)/period⌉ <= limit-cur-cost, and
 // ⌈prev×(period-e)/period⌉ = prev - ⌊prev×e/period⌋ (see countBefore).
-func stepSlidingWindow(s *State, p *Policy, now, cost int64, charge bool) Result {
+func stepSlidingWindow(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	period := p.periodMs
 	window, cur, prev := floorDiv(now, period), int64(0), int64(0)
 	if s.Seen {
@@ -29,21 +29,21 @@ func stepSlidingWindow(s *State, p *Policy, now, cost int64, charge bool) Result
 	elapsed := max(0, now-start)
 	weighted := prev - countBefore(prev, elapsed, period) // ⌈prev×(period-elapsed)/period⌉
 	spare := p.limit - cur - cost
-	r := Result{Policy: p.name, Limit: p.limit}
+	*r = Result{Policy: p.name, Limit: p.limit}
 	if refused := weighted > spare; refused || !charge {
 		r.Remaining = max(0, p.limit-cur-weighted)
 		if refused {
 			r.RetryAfter = millis(start + slidingWindowWait(period, p.limit, cur, prev, cost) - now)
 		}
 		r.ResetAfter = slidingWindowReset(start, period, cur, prev, now)
-		return r
+		return
 	}
 	cur += cost
 	r.Allowed = true
 	r.Remaining = max(0, p.limit-cur-weighted)
 	r.ResetAfter = slidingWindowReset(start, period, cur, prev, now)
 	*s = State{Seen: true, Window: window, Count: cur, Previous: prev}
-	return r
+	return
 }
 
 // countBefore is ⌊count×e/period⌋ for 0 <= e <= period, computed as ch×e + ⌊cl×e/period⌋

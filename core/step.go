@@ -9,7 +9,8 @@ package core
 // For a concurrency policy the new lease gets the given ID. The caller must have
 // checked the cost with Policy.CheckCost; Step refuses a cost it can never admit.
 func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
-	r := step(&s, p, now, cost, lease, true)
+	var r Result
+	step(&s, p, now, cost, lease, true, &r)
 	return s, r
 }
 
@@ -19,7 +20,8 @@ func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
 // policies this way, and the returned state equals s (apart from expired
 // concurrency leases it drops).
 func Peek(s State, p *Policy, now, cost int64) (State, Result) {
-	r := step(&s, p, now, cost, 0, false)
+	var r Result
+	step(&s, p, now, cost, 0, false, &r)
 	return s, r
 }
 
@@ -27,30 +29,34 @@ func Peek(s State, p *Policy, now, cost int64) (State, Result) {
 // when the request is admitted and leaves it untouched when refused, without
 // copying the state. New sliding-log entries and leases are appended past the end of
 // s's slices, so a copy of *s taken before the call still reads its old value.
-func StepInPlace(s *State, r *Request, now int64) Result {
-	return step(s, &r.Policy, now, r.EffectiveCost(), r.Lease, true)
+// The decision is written to *res, so that a store can decide straight into the
+// result it returns.
+func StepInPlace(s *State, r *Request, now int64, res *Result) {
+	step(s, &r.Policy, now, r.EffectiveCost(), r.Lease, true, res)
 }
 
 // step decides on *s, writing it only when charge is set and the request is admitted.
-func step(s *State, p *Policy, now, cost int64, lease uint64, charge bool) Result {
+func step(s *State, p *Policy, now, cost int64, lease uint64, charge bool, r *Result) {
 	if cost < 1 || cost > p.capacity || !p.Valid() {
-		return Result{Policy: p.name, Limit: p.capacity}
+		*r = Result{Policy: p.name, Limit: p.capacity}
+		return
 	}
 	switch p.algorithm {
 	case TokenBucket:
-		return stepTokenBucket(s, p, now, cost, charge)
+		stepTokenBucket(s, p, now, cost, charge, r)
 	case GCRA:
-		return stepGCRA(s, p, now, cost, charge)
+		stepGCRA(s, p, now, cost, charge, r)
 	case FixedWindow:
-		return stepFixedWindow(s, p, now, cost, charge)
+		stepFixedWindow(s, p, now, cost, charge, r)
 	case SlidingLog:
-		return stepSlidingLog(s, p, now, cost, charge)
+		stepSlidingLog(s, p, now, cost, charge, r)
 	case SlidingWindow:
-		return stepSlidingWindow(s, p, now, cost, charge)
+		stepSlidingWindow(s, p, now, cost, charge, r)
 	case LeakyBucket:
-		return stepLeakyBucket(s, p, now, cost, charge)
+		stepLeakyBucket(s, p, now, cost, charge, r)
 	case Concurrency:
-		return acquireLease(s, p, now, cost, lease, charge)
+		acquireLease(s, p, now, cost, lease, charge, r)
+	default:
+		*r = Result{Policy: p.name, Limit: p.capacity}
 	}
-	return Result{Policy: p.name, Limit: p.capacity}
 }

@@ -60,6 +60,10 @@ func (r *Request) EffectiveCost() int64 {
 // Check validates the request: a built policy, a key of 1 to MaxKeyLength bytes and
 // a cost the policy can admit. Errors name the policy.
 func (r *Request) Check() error {
+	if cost := r.EffectiveCost(); r.Policy.periodMs > 0 && cost >= 1 && cost <= r.Policy.capacity &&
+		len(r.Key) > 0 && len(r.Key) <= MaxKeyLength {
+		return nil // the common case, without copying the policy
+	}
 	if err := r.Policy.CheckCost(r.EffectiveCost()); err != nil {
 		return err
 	}

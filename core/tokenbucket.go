@@ -4,41 +4,47 @@ package core
 // The bucket starts full. Token counts are kept in token units (Policy.TokenUnit per
 // token, Policy.RefillPerMilli earned per millisecond), so the arithmetic is exact.
 // A clock that goes backwards earns nothing: refill uses max(now, updated).
-func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool) Result {
+func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	full := p.capacity * p.unit
 	level, updated := full, now
 	if s.Seen {
-		refilled := refillTokenBucket(*s, p, now)
-		level, updated = refilled.Tokens, refilled.Updated
+		level, updated = refilledLevel(s.Tokens, s.Updated, p, now)
 	}
 	need := cost * p.unit
-	r := Result{Policy: p.name, Limit: p.capacity}
+	*r = Result{Policy: p.name, Limit: p.capacity}
 	if !charge || level < need {
 		r.Remaining = level / p.unit
 		if level < need {
 			r.RetryAfter = millis(ceilDiv(need-level, p.refill))
 		}
 		r.ResetAfter = millis(ceilDiv(full-level, p.refill))
-		return r
+		return
 	}
 	level -= need
 	r.Allowed = true
-	r.Remaining = level / p.unit
+	r.Remaining = quotient(level, p.unit)
 	r.ResetAfter = millis(ceilDiv(full-level, p.refill))
-	*s = State{Seen: true, Tokens: level, Updated: updated}
-	return r
+	s.Seen, s.Tokens, s.Updated = true, level, updated // a bucket's state has no other fields set
+	return
 }
 
 // refillTokenBucket brings a seen bucket's level up to now.
 func refillTokenBucket(s State, p *Policy, now int64) State {
-	full := p.capacity * p.unit
-	if now > s.Updated {
-		if elapsed := now - s.Updated; elapsed >= ceilDiv(full-s.Tokens, p.refill) {
-			s.Tokens = full
-		} else {
-			s.Tokens += elapsed * p.refill
-		}
-		s.Updated = now
-	}
+	s.Tokens, s.Updated = refilledLevel(s.Tokens, s.Updated, p, now)
 	return s
+}
+
+// refilledLevel is a seen bucket's level and refill time brought up to now: a clock
+// behind updated earns nothing.
+func refilledLevel(tokens, updated int64, p *Policy, now int64) (int64, int64) {
+	if now > updated {
+		full := p.capacity * p.unit
+		if elapsed := now - updated; elapsed >= ceilDiv(full-tokens, p.refill) {
+			tokens = full
+		} else {
+			tokens += elapsed * p.refill
+		}
+		updated = now
+	}
+	return tokens, updated
 }

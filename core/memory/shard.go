@@ -47,6 +47,11 @@ func (sh *shard) lookup(h uint64, policy, key string, maxKeys int, now int64) (e
 	if e = sh.find(h, policy, key); e != nil {
 		return e, false
 	}
+	return sh.insert(h, policy, key, maxKeys, now)
+}
+
+// insert adds the missing entry of (policy, key), as lookup does. Requires sh.mu.
+func (sh *shard) insert(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
 	if sh.count >= maxKeys {
 		evictedLive = sh.evictOne(now)
 	}

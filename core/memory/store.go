@@ -97,21 +97,25 @@ func (s *Store) hash(_, key string) uint64 {
 func (s *Store) shard(h uint64) *shard { return &s.shards[h&s.mask] }
 
 // Decide applies one request. It allocates nothing when the key already has state.
-func (s *Store) Decide(_ context.Context, req core.Request) (core.Result, error) {
+func (s *Store) Decide(_ context.Context, req core.Request) (res core.Result, err error) {
 	if s.closed.Load() {
-		return core.Result{}, ErrClosed
+		return res, ErrClosed
 	}
 	if err := req.Check(); err != nil {
-		return core.Result{}, err
+		return res, err
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
 	sh := s.shard(h)
 	sh.mu.Lock()
-	e, evictedLive := sh.lookup(h, req.Policy.ID(), req.Key, s.perShard, now)
+	e := sh.find(h, req.Policy.ID(), req.Key)
+	evictedLive := false
+	if e == nil {
+		e, evictedLive = sh.insert(h, req.Policy.ID(), req.Key, s.perShard, now)
+	}
 	log, leases := e.state.Log, e.state.Leases
-	res := core.StepInPlace(&e.state, &req, now)
-	if res.Allowed {
+	core.StepInPlace(&e.state, &req, now, &res)
+	if res.Allowed && (cap(log) > 0 || cap(leases) > 0) {
 		e.anchor(log, leases)
 	}
 	e.settle(now, &res)

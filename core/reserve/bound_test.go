@@ -38,13 +38,16 @@ func fixedWindowExact(p core.Policy, from, to int64) (int64, bool) {
 func leaseOverage(size int64) int64 { return size - 1 }
 func noOverage(int64) int64         { return 0 }
 
-// boundCases leases a token bucket, a GCRA, a sliding log and a fixed window with
-// lifetimes shorter than a test run, so that leases also expire and are returned.
+// boundCases leases every leasable algorithm with lifetimes shorter than a test
+// run, so that leases also expire and are returned.
 func boundCases() []boundCase {
 	return []boundCase{
 		{reserve.Lease{Policy: core.MustPolicy("tb", core.TokenBucket, core.PerSecond(1000), core.WithBurst(100)), Size: 10, Lifetime: 40 * ms}, bucketExact, leaseOverage},
 		{reserve.Lease{Policy: core.MustPolicy("gcra", core.GCRA, core.PerSecond(500), core.WithBurst(60)), Size: 8, Lifetime: 25 * ms}, bucketExact, leaseOverage},
 		{reserve.Lease{Policy: core.MustPolicy("log", core.SlidingLog, core.Rate{Limit: 120, Period: 100 * ms}), Size: 6, Lifetime: 30 * ms}, slidingLogExact, leaseOverage},
+		// A sliding window's current count never exceeds its limit: per aligned
+		// window, leasing adds at most what replicas carried over from the last one.
+		{reserve.Lease{Policy: core.MustPolicy("sw", core.SlidingWindow, core.Rate{Limit: 80, Period: 60 * ms}), Size: 7, Lifetime: 45 * ms}, fixedWindowExact, leaseOverage},
 		{reserve.Lease{Policy: core.MustPolicy("fw", core.FixedWindow, core.Rate{Limit: 90, Period: 50 * ms}), Size: 12, Lifetime: time.Hour}, fixedWindowExact, noOverage},
 	}
 }

@@ -21,6 +21,11 @@
 //	defer store.Close() // returns unspent balances, closes backing
 //	res, err := store.Decide(ctx, core.Request{Policy: search, Key: "global"})
 //
+// Lease policies whose keys are few and hot (one global key, a tenant, a region's
+// allocation). Every key of a leased policy gets its own lease on every replica that
+// sees it, so a policy keyed by client IP would park a slice of budget per active
+// client per replica.
+//
 // # Never silently
 //
 // Only the policies named in a Lease are leased, matched by ID (name and

@@ -1,0 +1,173 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// batchClients are the servers the batch tests run on.
+var batchClients = map[string]func(testing.TB) redis.UniversalClient{
+	"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
+	"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
+	"Cluster":   func(t testing.TB) redis.UniversalClient { return clusterClient(t) },
+}
+
+// TestBatchesDecideAsAlone sends batches of every algorithm, with keys repeated within
+// a batch, and decides the same requests one at a time, in the same order and at the
+// same instants, through an unbatched store on the same server: every result must be
+// identical, field for field.
+func TestBatchesDecideAsAlone(t *testing.T) {
+	for name, newClient := range batchClients {
+		t.Run(name, func(t *testing.T) {
+			client := newClient(t)
+			clock := storetest.NewClock()
+			batched := newStoreOn(client, batching)(t, clock).(*redisstore.Store)
+			alone := newStoreOn(client)(t, clock).(*redisstore.Store)
+			policies := storetest.Policies()
+			ctx := context.Background()
+			at := storetest.Start
+			for step := 0; step < 40; step++ {
+				at += int64(step*7919) % 450
+				clock.Set(at)
+				reqs := make([]core.Request, 2+step%23)
+				for i := range reqs {
+					reqs[i] = core.Request{Policy: policies[(step*5+i*3)%len(policies)], Key: fmt.Sprint("k", (step+i)%4), Lease: uint64(step*100 + i + 1)}
+				}
+				// The first (policy, key) again: one slot, so one batch script call even on a Cluster.
+				reqs[len(reqs)-1] = reqs[0]
+				reqs[len(reqs)-1].Lease++
+				got, errs := redisstore.FlushBatch(batched, ctx, reqs)
+				for i, req := range reqs {
+					want, err := alone.Decide(ctx, req)
+					if err != nil || errs[i] != nil {
+						t.Fatalf("step %d decision %d (%s): batched error %v, alone error %v", step, i, req.Policy.Name(), errs[i], err)
+					}
+					if got[i] != want {
+						t.Fatalf("step %d decision %d (%s, key %s):\nbatched %+v\n  alone %+v", step, i, req.Policy.Name(), req.Key, got[i], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBatchDecidesAtOneServerInstant: with Redis TIME, a batch reads the time once, so
+// twelve charges on one fresh key of a limit of five decide as core does for twelve
+// requests at one instant: the first admitted, remaining counting down, then refusals.
+func TestBatchDecidesAtOneServerInstant(t *testing.T) {
+	for name, newClient := range batchClients {
+		t.Run(name, func(t *testing.T) {
+			client := newClient(t)
+			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket, core.FixedWindow} {
+				p := core.MustPolicy("instant-"+string(alg), alg, core.PerMinute(5))
+				reqs := make([]core.Request, 12)
+				for i := range reqs {
+					reqs[i] = core.Request{Policy: p, Key: "fresh"}
+				}
+				before := serverMillis(t, client, store.Key(p, "fresh"))
+				got, errs := redisstore.FlushBatch(store, context.Background(), reqs)
+				after := serverMillis(t, client, store.Key(p, "fresh"))
+				if alg == core.FixedWindow && errs[0] == nil && before/60000 == after/60000 {
+					// The window's reset reveals the instant the batch decided at.
+					at := 60000 - got[0].ResetAfter.Milliseconds()
+					if at < before%60000 || at > after%60000 {
+						t.Fatalf("the batch decided at %d ms into the minute, outside the server's %d..%d", at, before%60000, after%60000)
+					}
+				}
+				var state core.State
+				admitted, refused := 0, 0
+				for i := range reqs {
+					if errs[i] != nil {
+						t.Fatalf("%s decision %d: %v", alg, i, errs[i])
+					}
+					var want core.Result
+					state, want = core.Step(state, &p, storetest.Start, 1, 0)
+					if alg == core.FixedWindow { // its reset depends on where in the window now lies
+						want.ResetAfter, got[i].ResetAfter = 0, 0
+						want.RetryAfter, got[i].RetryAfter = 0, 0
+					}
+					if got[i] != want {
+						t.Fatalf("%s decision %d:\n got %+v\nwant %+v", alg, i, got[i], want)
+					}
+					if got[i].Allowed {
+						admitted++
+					} else {
+						refused++
+					}
+				}
+				if admitted < 5 || refused == 0 {
+					t.Fatalf("%s admitted %d and refused %d of 12", alg, admitted, refused)
+				}
+			}
+		})
+	}
+}
+
+// TestBatchErrorsStayPerDecision: a key of another type in the middle of a batch fails
+// that decision alone, with WRONGTYPE; the others are decided.
+func TestBatchErrorsStayPerDecision(t *testing.T) {
+	for name, newClient := range batchClients {
+		t.Run(name, func(t *testing.T) {
+			client := newClient(t)
+			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			ctx := context.Background()
+			for _, alg := range []core.Algorithm{core.GCRA, core.SlidingWindow} {
+				p := core.MustPolicy("errors-"+string(alg), alg, core.PerMinute(5))
+				if err := client.LPush(ctx, store.Key(p, "list"), "x").Err(); err != nil {
+					t.Fatal(err)
+				}
+				reqs := []core.Request{{Policy: p, Key: "a"}, {Policy: p, Key: "list"}, {Policy: p, Key: "a"}}
+				got, errs := redisstore.FlushBatch(store, ctx, reqs)
+				if errs[0] != nil || errs[2] != nil || !got[0].Allowed || !got[2].Allowed || got[2].Remaining != 3 {
+					t.Fatalf("%s: the decisions around the bad key: %+v %v, %+v %v", alg, got[0], errs[0], got[2], errs[2])
+				}
+				if !errors.Is(errs[1], redisstore.ErrUnexpectedReply) || !strings.Contains(errs[1].Error(), "WRONGTYPE") ||
+					!strings.Contains(errs[1].Error(), p.Name()) {
+					t.Fatalf("%s: the bad key: %v, want ErrUnexpectedReply with WRONGTYPE naming the policy", alg, errs[1])
+				}
+				if typ, err := client.Type(ctx, store.Key(p, "list")).Result(); err != nil || typ != "list" {
+					t.Fatalf("%s: the bad key is now a %q (%v): a failed decision must not write", alg, typ, err)
+				}
+			}
+		})
+	}
+}
+
+// serverMillis reads TIME, in milliseconds, from the server that holds key.
+func serverMillis(t *testing.T, client redis.UniversalClient, key string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var cmd *redis.TimeCmd
+	if c, ok := client.(*redis.ClusterClient); ok {
+		node, err := c.MasterForKey(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd = node.Time(ctx)
+	} else {
+		cmd = client.Time(ctx)
+	}
+	now, err := cmd.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now.UnixMilli()
+}

@@ -28,11 +28,14 @@ func (s *Store) decideLeased(ctx context.Context, t *table, key string, cost int
 		if err := e.lock(ctx); err != nil {
 			return core.Result{}, fmt.Errorf("reserve: policy %q: waiting for a lease: %w", t.lease.Policy.Name(), err)
 		}
+		if s.closed.Load() {
+			// Close may already have returned this entry's balance: take no lease it
+			// would not return.
+			e.unlock()
+			return core.Result{}, ErrClosed
+		}
 		if e.dead {
 			e.unlock()
-			if s.closed.Load() {
-				return core.Result{}, ErrClosed
-			}
 			continue
 		}
 		res, err := s.refill(ctx, t, e, key, cost)
@@ -76,7 +79,7 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 			return core.Result{}, err
 		}
 		if res.RetryAfter > 0 {
-			e.refused.Store(&refusal{until: now + int64(res.RetryAfter), cost: cost})
+			e.refused.Store(&refusal{until: now + int64(res.RetryAfter), cost: cost, remaining: res.Remaining})
 		}
 		res.Remaining = min(t.lease.Policy.Capacity(), res.Remaining+leftover)
 		return res, nil
@@ -139,7 +142,7 @@ func (s *Store) refusedLocally(t *table, e *entry, r *refusal, now int64) core.R
 	return core.Result{
 		Policy:     t.lease.Policy.Name(),
 		Limit:      t.lease.Policy.Capacity(),
-		Remaining:  e.balance.Load(),
+		Remaining:  min(t.lease.Policy.Capacity(), e.balance.Load()+r.remaining),
 		RetryAfter: retry,
 		ResetAfter: max(retry, durationUntil(now, e.resetAt.Load())),
 	}

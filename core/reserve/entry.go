@@ -26,8 +26,9 @@ type entry struct {
 // refusal remembers that the backing store refused cost until a time: no request
 // of at least that cost can be admitted before then, so none is sent.
 type refusal struct {
-	until int64 // ns
-	cost  int64
+	until     int64 // ns
+	cost      int64
+	remaining int64 // the backing store's Remaining in its refusal
 }
 
 func newEntry() *entry { return &entry{sem: make(chan struct{}, 1)} }

@@ -3,6 +3,7 @@ package httplimit
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -26,9 +27,9 @@ const (
 	// and t the whole seconds, rounded up, until the quota is restored; for a policy
 	// that refused the request, t is when it admits the request again.
 	//
-	// Field values are precomputed or carved from shared chunks, so that
-	// responses allocate nothing for them: replace a field with Header.Set, never
-	// modify its value slice in place.
+	// Field values are shared between responses (precomputed, cached, or carved
+	// from shared chunks, so that responses allocate nothing for them): replace a
+	// field with Header.Set, never modify its value slice in place.
 	IETFFields Fields = 1 << iota
 	// LegacyFields writes X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset for the most restrictive policy of the stack
@@ -109,15 +110,7 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 			h[headerPolicy] = t.values.value(buf)
 			t.buf = buf
 		}
-		buf := t.buf[:0]
-		for i := range t.results {
-			if i > 0 {
-				buf = append(buf, ", "...)
-			}
-			buf = rateLimitMember(buf, &t.results[i])
-		}
-		h[headerRateLimit] = t.values.value(buf)
-		t.buf = buf
+		h[headerRateLimit] = l.rateLimitField(t)
 	}
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
@@ -125,6 +118,31 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 		h[headerLegacyRemaining] = t.number(max(0, res.Remaining))
 		h[headerLegacyReset] = t.number(resetSeconds(res))
 	}
+}
+
+// rateLimitField is the RateLimit value of t's results, from the cache when the
+// stack is static and small enough.
+func (l *Limiter) rateLimitField(t *Ticket) []string {
+	var slot *atomic.Pointer[cachedField]
+	if l.cache != nil {
+		var cached []string
+		if cached, slot = l.cache.lookup(t.results); cached != nil {
+			return cached
+		}
+	}
+	buf := t.buf[:0]
+	for i := range t.results {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = rateLimitMember(buf, &t.results[i])
+	}
+	t.buf = buf
+	value := t.values.value(buf)
+	if slot != nil {
+		l.cache.remember(slot, t.results, value)
+	}
+	return value
 }
 
 // number is the header value of a non-negative integer: precomputed up to

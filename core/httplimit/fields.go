@@ -3,7 +3,6 @@ package httplimit
 import (
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -27,7 +26,7 @@ const (
 	// and t the whole seconds, rounded up, until the quota is restored; for a policy
 	// that refused the request, t is when it admits the request again.
 	//
-	// Field values are shared between responses (precomputed, cached, or carved
+	// Field values are shared between responses (precomputed, repeated, or carved
 	// from shared chunks, so that responses allocate nothing for them): replace a
 	// field with Header.Set, never modify its value slice in place.
 	IETFFields Fields = 1 << iota
@@ -114,21 +113,17 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 	}
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
-		h[headerLegacyLimit] = t.number(res.Limit)
-		h[headerLegacyRemaining] = t.number(max(0, res.Remaining))
-		h[headerLegacyReset] = t.number(resetSeconds(res))
+		h[headerLegacyLimit] = t.number(res.Limit, &t.legacyMemo[0])
+		h[headerLegacyRemaining] = t.number(max(0, res.Remaining), &t.legacyMemo[1])
+		h[headerLegacyReset] = t.number(resetSeconds(res), &t.legacyMemo[2])
 	}
 }
 
-// rateLimitField is the RateLimit value of t's results, from the cache when the
-// stack is static and small enough.
+// rateLimitField is the RateLimit value of t's results: the ticket's last one
+// when they show the same numbers (static stacks), or built afresh.
 func (l *Limiter) rateLimitField(t *Ticket) []string {
-	var slot *atomic.Pointer[cachedField]
-	if l.cache != nil {
-		var cached []string
-		if cached, slot = l.cache.lookup(t.results); cached != nil {
-			return cached
-		}
+	if value := t.fieldMemo.lookup(t.results); value != nil {
+		return value
 	}
 	buf := t.buf[:0]
 	for i := range t.results {
@@ -139,20 +134,8 @@ func (l *Limiter) rateLimitField(t *Ticket) []string {
 	}
 	t.buf = buf
 	value := t.values.value(buf)
-	if slot != nil {
-		l.cache.remember(slot, t.results, value)
-	}
+	t.fieldMemo.remember(t.results, value)
 	return value
-}
-
-// number is the header value of a non-negative integer: precomputed up to
-// maxCachedSeconds, carved from t's chunks beyond.
-func (t *Ticket) number(n int64) []string {
-	if n >= 0 && n <= maxCachedSeconds {
-		return t.l.secondsFields[n]
-	}
-	t.buf = strconv.AppendInt(t.buf[:0], n, 10)
-	return t.values.value(t.buf)
 }
 
 // maxCachedSeconds is the largest number (of seconds, mostly) precomputed per Limiter.

@@ -30,10 +30,9 @@ type Limiter struct {
 	releaseTimeout time.Duration
 	adapter        []any
 
-	policyField   []string    // the RateLimit-Policy value when every policy is static
-	cache         *fieldCache // recent RateLimit values of a static stack; nil otherwise
-	secondsFields [][]string  // header values "0" to "maxCachedSeconds"
-	problemType   []string    // the Content-Type value of problem bodies
+	policyField   []string   // the RateLimit-Policy value when every policy is static
+	secondsFields [][]string // header values "0" to "maxCachedSeconds"
+	problemType   []string   // the Content-Type value of problem bodies
 	leases        leaseIDs
 	tickets       sync.Pool
 }
@@ -89,7 +88,7 @@ func New(store core.Store, limits Limits, options ...Option) (*Limiter, error) {
 	if err := l.checkRules(); err != nil {
 		return nil, err
 	}
-	l.tickets.New = func() any { return newTicket(l, len(l.rules)) }
+	l.tickets.New = func() any { return newTicket(l, len(l.rules), l.policyField != nil) }
 	return l, nil
 }
 
@@ -144,9 +143,6 @@ func (l *Limiter) checkRules() error {
 	}
 	if static {
 		l.policyField = single(string(buf))
-		if len(l.rules) <= maxCachedStack {
-			l.cache = new(fieldCache)
-		}
 	}
 	l.secondsFields = secondsFields()
 	l.problemType = single(ProblemContentType)

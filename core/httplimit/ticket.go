@@ -60,15 +60,23 @@ type Ticket struct {
 	event  Event
 	buf    []byte    // scratch space for building field values
 	values valueSlab // where the field values handed to responses live
+
+	fieldMemo      fieldMemo     // the last RateLimit value, for a static stack
+	retryAfterMemo numberMemo    // the last long Retry-After
+	legacyMemo     [3]numberMemo // the last long legacy limit, remaining and reset
 }
 
-func newTicket(l *Limiter, n int) *Ticket {
-	return &Ticket{
+func newTicket(l *Limiter, n int, static bool) *Ticket {
+	t := &Ticket{
 		l:       l,
 		reqs:    make([]core.Request, n),
 		results: make([]core.Result, n),
 		buf:     make([]byte, 0, 64*n),
 	}
+	if static {
+		t.fieldMemo = newFieldMemo(n)
+	}
+	return t
 }
 
 // Start decides r: it runs the skippers, resolves each policy and key, computes
@@ -127,7 +135,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		t.denial.Results = t.results
 		t.denial.RetryAfter = time.Duration(seconds) * time.Second
 		t.denial.contentType = l.problemType
-		h[headerRetryAfter] = t.number(seconds)
+		h[headerRetryAfter] = t.number(seconds, &t.retryAfterMemo)
 	}
 	return t
 }

@@ -21,7 +21,8 @@ const (
 
 // BenchmarkHotKey sends one key's traffic through three replicas over one real
 // redis-server, unleased (every decision a round trip) and leased, for a policy with
-// room for all of it ("roomy") and one that refuses most of it ("tight"). Besides
+// room for all of it ("roomy") and one that refuses most of it ("tight"), and for
+// comparison unleased with the Redis store's batching ("batched"). Besides
 // ns/op it reports decisions/s, admitted/s, and for the tight policy how far the
 // admissions went beyond what the policy admits exactly over the run (capacity +
 // rate × elapsed): "overage", against "bound" = replicas × (size − 1).
@@ -32,17 +33,19 @@ func BenchmarkHotKey(b *testing.B) {
 		name   string
 		policy core.Policy
 		size   int64 // 0: unleased
+		batch  bool  // unleased decisions batched per round trip (redisstore.WithBatching)
 	}{
-		{"roomy/unleased", roomy, 0},
-		{"roomy/leased", roomy, 1000},
-		{"tight/unleased", tight, 0},
-		{"tight/leased", tight, 100},
+		{"roomy/unleased", roomy, 0, false},
+		{"roomy/batched", roomy, 0, true},
+		{"roomy/leased", roomy, 1000, false},
+		{"tight/unleased", tight, 0, false},
+		{"tight/leased", tight, 100, false},
 	} {
-		b.Run(c.name, func(b *testing.B) { benchHotKey(b, c.policy, c.size) })
+		b.Run(c.name, func(b *testing.B) { benchHotKey(b, c.policy, c.size, c.batch) })
 	}
 }
 
-func benchHotKey(b *testing.B, p core.Policy, size int64) {
+func benchHotKey(b *testing.B, p core.Policy, size int64, batch bool) {
 	srv := servers.Server(b) // skips, saying why, without redis-server
 	prefix := uniquePrefix()
 	var leases []reserve.Lease
@@ -52,7 +55,11 @@ func benchHotKey(b *testing.B, p core.Policy, size int64) {
 	replicas := make([]*reserve.Store, benchReplicas)
 	for i := range replicas {
 		client := srv.NewClient()
-		backing, err := redisstore.New(client, redisstore.WithPrefix(prefix))
+		options := []redisstore.Option{redisstore.WithPrefix(prefix)}
+		if batch {
+			options = append(options, redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch))
+		}
+		backing, err := redisstore.New(client, options...)
 		if err != nil {
 			b.Fatal(err)
 		}

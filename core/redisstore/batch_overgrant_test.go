@@ -1,0 +1,130 @@
+package redisstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+)
+
+// TestBatchOverGrant is TestOverGrant with batching: 64 goroutines on one token-bucket
+// key (burst 10, 10/s) for three seconds of Redis TIME, through one store on a server
+// and through three stores on a Cluster. Batches hold many decisions on the key; the
+// bucket still admits at most 10 + 10×elapsed and no fewer than it earned.
+func TestBatchOverGrant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode: hammers Redis in real time for three seconds per case")
+	}
+	cases := []struct {
+		name     string
+		replicas int
+		client   func(t testing.TB) redis.UniversalClient
+	}{
+		{"Redis", 1, func(t testing.TB) redis.UniversalClient { return standaloneClient(t) }},
+		{"ClusterThreeReplicas", 3, func(t testing.TB) redis.UniversalClient { return clusterClient(t) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prefix := uniquePrefix()
+			stores := make([]*redisstore.Store, c.replicas)
+			for i := range stores {
+				s, err := redisstore.New(c.client(t), redisstore.WithPrefix(prefix), batching)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				stores[i] = s
+			}
+			policy := core.MustPolicy("overgrant", core.TokenBucket, core.PerSecond(10), core.WithBurst(10))
+			h := hammer(t, stores, policy, 64, hammerDuration)
+			most := 10 + 10*h.end.Sub(h.start).Seconds()
+			least := 10 + 10*h.lastSent.Sub(h.firstAnswer).Seconds() - 1.5
+			t.Logf("64 goroutines over %d batching stores admitted %d in %v (bounds %.1f..%.1f)", c.replicas, h.admitted, h.end.Sub(h.start), least, most)
+			if float64(h.admitted) > most {
+				t.Fatalf("admitted %d: more than 10 + 10×elapsed = %.1f", h.admitted, most)
+			}
+			if float64(h.admitted) < least {
+				t.Fatalf("admitted %d: fewer than the %.1f the bucket earned while requests kept coming", h.admitted, least)
+			}
+		})
+	}
+}
+
+// TestBatchScriptFlushDuringTraffic flushes the script cache of every server while 16
+// goroutines decide through a batching store: batches meet NOSCRIPT, which means their
+// scripts did not run, and are sent again as EVAL, without errors and without a
+// decision charged twice (the bucket's tokens match the admissions).
+func TestBatchScriptFlushDuringTraffic(t *testing.T) {
+	for name, newClient := range batchClients {
+		t.Run(name, func(t *testing.T) {
+			client := newClient(t)
+			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			// 100,000 tokens, none refilled within the test: at most 100,000 admissions on "k".
+			scarce := core.MustPolicy("flush-scarce", core.TokenBucket, core.Rate{Limit: 1, Period: 24 * time.Hour}, core.WithBurst(100_000))
+			plenty := core.MustPolicy("flush-plenty", core.SlidingWindow, core.PerMinute(1_000_000))
+			ctx := context.Background()
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			admitted, decisions := 0, 0
+			for g := 0; g < 16; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						req := core.Request{Policy: scarce, Key: "k"}
+						if g%2 == 1 {
+							req = core.Request{Policy: plenty, Key: "k"}
+						}
+						res, err := store.Decide(ctx, req)
+						if err != nil {
+							t.Errorf("goroutine %d: %v", g, err)
+							return
+						}
+						mu.Lock()
+						decisions++
+						if res.Allowed && g%2 == 0 {
+							admitted++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			for i := 0; i < 5; i++ {
+				time.Sleep(30 * time.Millisecond) // let traffic run between flushes
+				if err := flushScripts(ctx, client); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(stop)
+			wg.Wait()
+			if decisions == 0 || admitted > 100_000 {
+				t.Fatalf("%d decisions, %d admitted from a bucket of 100,000", decisions, admitted)
+			}
+			// The bucket's state agrees with the admissions counted: one more charge
+			// leaves exactly 100,000 - admitted - 1 tokens.
+			res, err := store.Decide(ctx, core.Request{Policy: scarce, Key: "k"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(100_000 - admitted - 1); res.Remaining != want {
+				t.Fatalf("after %d admissions the bucket holds %d, want %d", admitted, res.Remaining, want)
+			}
+			t.Logf("%d decisions, %d admitted", decisions, admitted)
+		})
+	}
+}

@@ -57,7 +57,7 @@ func TestRepeatedFieldValues(t *testing.T) {
 		admit(300, time.Hour), admit(300, time.Hour), admit(300, time.Hour-time.Second),
 		admit(299, time.Hour-time.Second), admit(299, time.Hour-time.Second),
 		refuse(3000 * time.Second), refuse(3000 * time.Second), refuse(2999 * time.Second),
-		admit(5, 30 * time.Second), refuse(3000 * time.Second), admit(300, time.Hour),
+		admit(5, 30*time.Second), refuse(3000 * time.Second), admit(300, time.Hour),
 	}
 	for name, limits := range map[string]httplimit.Limits{
 		"one":   httplimit.Limit(a, key),

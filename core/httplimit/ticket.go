@@ -64,15 +64,29 @@ type Ticket struct {
 	fieldMemo      fieldMemo     // the last RateLimit value, for a static stack
 	retryAfterMemo numberMemo    // the last long Retry-After
 	legacyMemo     [3]numberMemo // the last long legacy limit, remaining and reset
+
+	// The storage of a single policy's request, result and memo, and the scratch
+	// buffer, inside the Ticket: small separate objects would share cache lines
+	// with those of the Ticket another processor is using, and every request
+	// writes them.
+	oneRequest [1]core.Request
+	oneResult  [1]core.Result
+	oneMemo    [2]int64
+	scratch    [64]byte
+
+	_ [64]byte // keeps the fields written per request off a neighbouring object's cache lines
 }
 
 func newTicket(l *Limiter, n int, static bool) *Ticket {
-	t := &Ticket{
-		l:       l,
-		reqs:    make([]core.Request, n),
-		results: make([]core.Result, n),
-		buf:     make([]byte, 0, 64*n),
+	t := &Ticket{l: l}
+	if n == 1 {
+		t.reqs, t.results, t.buf = t.oneRequest[:], t.oneResult[:], t.scratch[:0]
+		if static {
+			t.fieldMemo = fieldMemo{rt: t.oneMemo[:]}
+		}
+		return t
 	}
+	t.reqs, t.results, t.buf = make([]core.Request, n), make([]core.Result, n), make([]byte, 0, 64*n)
 	if static {
 		t.fieldMemo = newFieldMemo(n)
 	}

@@ -73,14 +73,21 @@ func policySpec(p *core.Policy) any {
 const maxCachedPolicies = 4096
 
 // policyArgs are a policy's script arguments, boxed once: its spec for decide.lua
-// and, for the buckets, the unit, refill and capacity arguments of single.lua.
+// and the policy's arguments of its lean single-charge script.
 type policyArgs struct {
 	spec   any
-	bucket [3]any
+	single []any // the policy's arguments of its lean script: single.lua's or single_window.lua's
 }
 
 func newPolicyArgs(p *core.Policy) *policyArgs {
-	return &policyArgs{spec: policySpec(p), bucket: [3]any{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()}}
+	args := &policyArgs{spec: policySpec(p)}
+	switch p.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+		args.single = []any{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()}
+	default:
+		args.single = []any{p.Limit(), p.PeriodMillis()}
+	}
+	return args
 }
 
 // specCache holds the arguments of the policies a store has seen, by policy ID.
@@ -127,13 +134,17 @@ func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request,
 }
 
 // singleArgs are the arguments of one EVALSHA of a lean single-charge script
-// (lua/single.lua): the command, the SHA, one key, the instant (serverTime for Redis
-// TIME), the TTL margin, the bucket's unit, refill and capacity, and the cost.
+// (lua/single.lua, lua/single_window.lua): the command, the SHA, one key, the instant
+// (serverTime for Redis TIME), the TTL margin, the policy's arguments (the bucket's
+// unit, refill and capacity, or the window's limit and period), and the cost.
 func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string) []any {
 	var at any = "redis"
 	if now != serverTime {
 		at = now
 	}
-	bucket := &s.specs.get(&req.Policy).bucket
-	return []any{"evalsha", sha, 1, key, at, s.margin, bucket[0], bucket[1], bucket[2], req.EffectiveCost()}
+	policy := s.specs.get(&req.Policy).single
+	args := make([]any, 0, 10)
+	args = append(args, "evalsha", sha, 1, key, at, s.margin)
+	args = append(args, policy...)
+	return append(args, req.EffectiveCost())
 }

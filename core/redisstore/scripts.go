@@ -23,12 +23,16 @@ var algorithmFiles = map[core.Algorithm][]string{
 }
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), after
-// quot.lua and single.lua: the algorithm's load, step and commit inlined, without
-// decide.lua's stack driver. Algorithms without one decide through decide.lua.
+// quot.lua: the arguments (single.lua for the buckets, single_window.lua for the
+// windows), then the algorithm's load, step and commit inlined, without decide.lua's
+// stack driver. Algorithms without one (the sliding log and the concurrency limiter)
+// decide through decide.lua.
 var singleFiles = map[core.Algorithm][]string{
-	core.TokenBucket: {"tokenbucket_single.lua"},
-	core.GCRA:        {"single_tat.lua", "gcra_single.lua"},
-	core.LeakyBucket: {"single_tat.lua", "leakybucket_single.lua"},
+	core.TokenBucket:   {"single.lua", "tokenbucket_single.lua"},
+	core.GCRA:          {"single.lua", "single_tat.lua", "gcra_single.lua"},
+	core.LeakyBucket:   {"single.lua", "single_tat.lua", "leakybucket_single.lua"},
+	core.FixedWindow:   {"single_window.lua", "fixedwindow_single.lua"},
+	core.SlidingWindow: {"single_window.lua", "slidingwindow_single.lua"},
 }
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision
@@ -43,15 +47,15 @@ type scripts struct {
 }
 
 // loadScripts joins the embedded Lua files into the store's scripts: quot.lua,
-// common.lua, the algorithms' files, then the driver decide.lua; quot.lua, single.lua
-// then the algorithm's lean files for single charges.
+// common.lua, the algorithms' files, then the driver decide.lua; quot.lua then the
+// algorithm's lean files (singleFiles) for single charges.
 func loadScripts() scripts {
 	s := scripts{
 		byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms)),
 		single:      make(map[core.Algorithm]*script, len(singleFiles)),
 	}
 	for a, files := range singleFiles {
-		s.single[a] = newScript(concat(append([]string{"quot.lua", "single.lua"}, files...)))
+		s.single[a] = newScript(concat(append([]string{"quot.lua"}, files...)))
 	}
 	var all []string
 	for _, a := range core.Algorithms {

@@ -12,7 +12,7 @@ function fixed_window.load(key, p)
   end
   local window, count = string.match(v, '^(%d+) (%d+)$')
   window, count = tonumber(window), tonumber(count)
-  if not window or count > p.limit then
+  if not window or count > p.limit or window * p.period > 1125899906842624 then -- a window beyond 2^50 ms
     return nil, 'malformed state'
   end
   return {seen = true, window = window, count = count}

@@ -1,0 +1,22 @@
+-- fixedwindow_single.lua: one fixed window charge (fixedwindow.lua's load, step and
+-- commit, inlined). Follows single_window.lua.
+
+local window, count = quot(now, period), 0
+if state then
+  local w, c = string.match(state, '^(%d+) (%d+)$')
+  w, c = tonumber(w), tonumber(c)
+  if not w or c > limit or w * period > 1125899906842624 then -- a window beyond 2^50 ms
+    return redis.error_reply('RATELIMIT malformed state')
+  end
+  if w >= window then -- a clock behind the newest window still counts in it
+    window, count = w, c
+  end
+end
+local until_end = (window + 1) * period - now
+if count + cost > limit then
+  return {now, 0, 0, limit - count, until_end, until_end, 0}
+end
+count = count + cost
+local ttl = until_end + margin
+redis.call('SET', KEYS[1], format('%d %d', window, count), 'PX', ttl > 1 and ttl or 1)
+return {now, 1, 1, limit - count, 0, until_end, 0}

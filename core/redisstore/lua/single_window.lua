@@ -1,0 +1,43 @@
+-- single_window.lua: the arguments of one charge on one key (Store.Decide) for the
+-- lean window scripts, as single.lua is for the buckets. The algorithm's
+-- *_single.lua file follows and must decide exactly as decide.lua with that
+-- algorithm's file does.
+--
+-- KEYS[1] is the state. ARGV: now margin limit period cost
+-- now:    milliseconds since the Unix epoch, or "redis" for the server's TIME
+-- margin: milliseconds added to every TTL beyond the state's full recovery
+-- limit period: the policy's limit per period (ms)
+-- cost:   the request's effective cost
+-- Reply as decide.lua's: now, allowed, then allowed remaining retry_after_ms
+-- reset_after_ms delay_ms. Every argument is validated before the first write, with
+-- decide.lua's bounds. Errors do not name the policy: the store adds its name.
+
+local MAX_EXACT = 9007199254740992 -- 2^53
+local MAX_PERIOD = 31622400000 -- 366 days in ms
+local floor, format, tonumber = math.floor, string.format, tonumber
+
+-- quot (Go's truncating a / b, which is ⌊a/b⌋ for the non-negative numbers of these
+-- scripts) comes from quot.lua, which precedes this file.
+
+-- x % 1 ~= 0 rejects fractions, NaN and infinities; the range checks reject the rest.
+local now, margin = ARGV[1], tonumber(ARGV[2])
+local limit, period, cost = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if #KEYS ~= 1 or #ARGV ~= 5 or not (margin and limit and period and cost) or
+    margin % 1 ~= 0 or limit % 1 ~= 0 or period % 1 ~= 0 or cost % 1 ~= 0 or
+    margin < 0 or margin > MAX_PERIOD or limit < 1 or limit > MAX_EXACT or
+    period < 1 or period > MAX_PERIOD or cost < 1 or cost > limit then
+  return redis.error_reply('RATELIMIT malformed arguments')
+end
+if now == 'redis' then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
+else
+  now = tonumber(now)
+  if not now or now % 1 ~= 0 or now < 0 or now > 1125899906842624 then -- 2^50 ms: far beyond any real clock
+    return redis.error_reply('RATELIMIT malformed arguments: now')
+  end
+end
+local state = redis.pcall('GET', KEYS[1])
+if type(state) == 'table' then
+  return redis.error_reply('RATELIMIT ' .. state.err)
+end

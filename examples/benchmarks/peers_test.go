@@ -31,8 +31,8 @@ type peer struct {
 	name string
 	// single returns a decider for l on client.
 	single func(tb testing.TB, client *redis.Client, l limit, options []redisstore.Option) decider
-	// stack returns a decider for a stack of limits, or nil when the library has none;
-	// atomic reports whether it is all-or-nothing.
+	// stack returns a decider for a stack of limits, or nil when the library has none
+	// (the scenario then skips it); atomic reports whether it is all-or-nothing.
 	stack  func(tb testing.TB, client *redis.Client, ls []limit, options []redisstore.Option) stackDecider
 	atomic bool
 	// options configure this library's store, for variants of it.
@@ -47,7 +47,22 @@ func peers() []peer {
 		// fewer keys expire and are created again between a user's requests.
 		{name: "ratelimit-margin1s", single: ratelimitSingle, stack: ratelimitStack, atomic: true,
 			options: []redisstore.Option{redisstore.WithExpiryMargin(time.Second)}},
+		// Concurrent decisions share round trips (stacks are not batched).
+		{name: "ratelimit-batched", single: ratelimitSingle, stack: ratelimitStack, atomic: true,
+			options: []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}},
 		{name: "redis_rate", single: redisRateSingle, stack: redisRateStack},
+		{name: "baseline-EVALSHA-return-1", single: evalshaBaseline},
+	}
+}
+
+// evalshaBaseline is the ceiling of one round trip per decision: EVALSHA of a script
+// that does nothing, unpipelined, through the same client. It is not a limiter.
+func evalshaBaseline(_ testing.TB, client *redis.Client, l limit, _ []redisstore.Option) decider {
+	script := redis.NewScript("return 1")
+	prefix := l.name + ":"
+	return func(ctx context.Context, key string) (bool, error) {
+		n, err := script.Run(ctx, client, []string{prefix + key}).Int64()
+		return n == 1, err
 	}
 }
 
@@ -57,6 +72,7 @@ func ratelimitStore(tb testing.TB, client *redis.Client, options []redisstore.Op
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { store.Close() })
 	return store
 }
 

@@ -68,6 +68,9 @@ func BenchmarkRedis(b *testing.B) {
 	for _, sc := range scenarios() {
 		checkKeys(b, sc)
 		for _, p := range peers() {
+			if sc.stack != nil && p.stack == nil {
+				continue
+			}
 			name := sc.name + "/" + p.name
 			if sc.stack != nil && !p.atomic {
 				name += "-not-atomic"

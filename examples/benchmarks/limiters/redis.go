@@ -16,13 +16,15 @@ import (
 )
 
 // Redis returns the implementations that keep their state in Redis: this library's
-// Redis store with token_bucket, gcra and sliding_window, then the peers. Each gets
+// Redis store with token_bucket, gcra and sliding_window, and gcra with batching
+// (redisstore.WithBatching), then the peers. Each gets
 // its own go-redis client with the same options.
 func Redis() []Impl {
 	return []Impl{
 		{Name: "ratelimit-redis/token_bucket", Algorithm: "token bucket", Ours: true, New: ratelimitRedis(core.TokenBucket)},
 		{Name: "ratelimit-redis/gcra", Algorithm: "GCRA", Ours: true, New: ratelimitRedis(core.GCRA)},
 		{Name: "ratelimit-redis/sliding_window", Algorithm: "sliding window", Ours: true, New: ratelimitRedis(core.SlidingWindow)},
+		{Name: "ratelimit-redis/gcra batched", Algorithm: "GCRA", Ours: true, New: ratelimitRedis(core.GCRA, batching)},
 		{Name: "redis_rate", Algorithm: "GCRA", New: redisRate},
 		{Name: "ulule/redis", Algorithm: "fixed window", New: ululeRedis},
 		{Name: "throttled/goredisstore", Algorithm: "GCRA", New: throttledRedis},
@@ -54,14 +56,18 @@ func newClient(env Env) *redis.Client {
 	})
 }
 
-func ratelimitRedis(alg core.Algorithm) func(Env, Policy) (Limiter, error) {
+// batching is the batched variant's option: concurrent decisions share round trips
+// (redisstore.WithBatching with its suggested window and batch size).
+var batching = redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)
+
+func ratelimitRedis(alg core.Algorithm, options ...redisstore.Option) func(Env, Policy) (Limiter, error) {
 	return func(env Env, p Policy) (Limiter, error) {
 		policy, err := ratelimitPolicy(alg, p)
 		if err != nil {
 			return nil, err
 		}
 		client := newClient(env)
-		store, err := redisstore.New(client, redisstore.WithPrefix(env.Prefix))
+		store, err := redisstore.New(client, append([]redisstore.Option{redisstore.WithPrefix(env.Prefix)}, options...)...)
 		if err != nil {
 			_ = client.Close()
 			return nil, err

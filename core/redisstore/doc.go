@@ -26,6 +26,32 @@
 // A decision is one EVALSHA (EVAL once after a restart, failover or SCRIPT FLUSH). So is
 // a stack whose keys share a slot, which is always the case on a standalone server.
 //
+// # Batching
+//
+// WithBatching trades a little latency under load for throughput: concurrent Decide
+// calls bound for one Redis node (one queue per Cluster master) share one round trip.
+//
+//	store, err := redisstore.New(client, redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch))
+//
+// Two goroutines per node send what is waiting as one pipeline. A decision that finds
+// no batch in flight to its node leaves at once, so a lone request waits for nothing;
+// while a batch is in flight, arrivals gather until maxBatch wait or the oldest has
+// waited the window (a zero window sends them as soon as a sender is free). In the
+// pipeline, decisions whose keys one script call may touch (any keys on a standalone
+// server, one slot on a Cluster, one hash tag on a Ring) go as one call of a batch
+// script that runs each decision's own script, in order, each under pcall: every
+// decision is exact and atomic, and an error (WRONGTYPE, say) fails that decision alone.
+// A batch reads Redis TIME once, so its decisions happen at one instant. A NOSCRIPT
+// reply means that call did not run; it is sent again as EVAL, so nothing is charged
+// twice. A caller whose ctx ends returns at once; if its decision had not left, it is
+// never sent. The added latency is at most the window plus one round trip, and only
+// while another batch to that node is in flight. Close stops the goroutines. Stacks,
+// refunds and releases are not batched.
+//
+// On a Cluster with the default hash tags every key has its own slot, so a batch is a
+// pipeline of one script call per decision: it saves round trips and system calls, not
+// script calls. TagByKey or TagPolicies put keys in shared slots.
+//
 // # Keys
 //
 // A policy's state for a key lives at

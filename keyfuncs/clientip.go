@@ -157,7 +157,9 @@ func (c *ClientIP) Addr(r *http.Request) (netip.Addr, error) {
 
 // Key returns the client's key: "ip:203.0.113.9" for IPv4, and the client's
 // IPv6Prefix block for IPv6, such as "ip6:2001:db8:1:2::/64". Errors are those
-// of Addr.
+// of Addr. When no proxy is trusted, Key remembers the keys of recent peers by
+// their exact r.RemoteAddr, so that the requests of a keep-alive connection are
+// keyed without parsing the address or allocating the key again.
 func (c *ClientIP) Key(r *http.Request) (string, error) {
 	if c.peerKeys == nil {
 		addr, err := c.Addr(r)

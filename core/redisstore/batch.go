@@ -31,6 +31,8 @@ type batchCall struct {
 	now    int64
 	queued time.Time // when it joined the queue (only with a window)
 	state  atomic.Int32
+	script *script // the one-key script that decides it, set by the flush
+	args   []any   // its EVALSHA, set by the flush
 
 	result core.Result
 	err    error
@@ -47,7 +49,8 @@ type batcher struct {
 	window   time.Duration
 	maxBatch int
 
-	batchScripts sync.Map // *script -> *script: the batch form of a one-key script
+	batchScripts sync.Map  // *script -> *script: the batch form of a one-key script
+	calls        sync.Pool // of *batchCall, answered and reset
 
 	single *batchQueue // the queue of a standalone server or a Ring
 	nodes  sync.Map    // *redis.Client (a Cluster master) -> *batchQueue
@@ -76,24 +79,39 @@ func (b *batcher) decide(ctx context.Context, req core.Request, key string, now 
 	if q == nil { // no route to a node now: decide alone, which reports why
 		return b.store.decideAlone(ctx, req, key, now)
 	}
-	c := &batchCall{ctx: ctx, req: req, key: key, now: now, done: make(chan struct{}, 1)}
+	c, _ := b.calls.Get().(*batchCall)
+	if c == nil {
+		c = &batchCall{done: make(chan struct{}, 1)}
+	}
+	c.ctx, c.req, c.key, c.now = ctx, req, key, now
+	c.state.Store(callQueued)
 	if err := q.enqueue(c); err != nil {
 		return core.Result{}, err
 	}
 	select {
 	case <-c.done:
-		return c.result, c.err
+		return b.recycle(c)
 	case <-ctx.Done():
 		if c.state.CompareAndSwap(callQueued, callAbandoned) {
 			return core.Result{}, wrapError(ctx, []core.Request{req}, ctx.Err())
 		}
 		select { // sent: its answer may be here already
 		case <-c.done:
-			return c.result, c.err
-		default:
+			return b.recycle(c)
+		default: // the sender still holds c: it is not recycled
 			return core.Result{}, wrapError(ctx, []core.Request{req}, ctx.Err())
 		}
 	}
+}
+
+// recycle returns an answered call's result and puts the call back in the pool: its
+// sender has let go of it when it answered.
+func (b *batcher) recycle(c *batchCall) (core.Result, error) {
+	result, err := c.result, c.err
+	done := c.done
+	*c = batchCall{done: done}
+	b.calls.Put(c)
+	return result, err
 }
 
 // queueFor is the queue of the node that holds key, created with its senders on first

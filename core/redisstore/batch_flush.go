@@ -81,51 +81,63 @@ func (b *batcher) exec(ctx context.Context, cmds []*batchCmd) {
 // alone in its group, else the batch form of the script over the group.
 func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd {
 	s := b.store
-	singles := make([]*batchCmd, len(calls))
-	for i, c := range calls {
-		script, args := s.scripts.single[c.req.Policy.Algorithm()], []any(nil)
-		if script != nil {
-			args = s.singleArgs(script.sha, c.now, &c.req, c.key)
+	for _, c := range calls {
+		alg := c.req.Policy.Algorithm()
+		if c.script = s.scripts.single[alg]; c.script != nil {
+			c.args = s.singleArgs(c.script.sha, c.now, &c.req, c.key)
 		} else {
-			script = s.scripts.byAlgorithm[c.req.Policy.Algorithm()]
-			args = s.scriptArgs(script.sha, modeCharge, c.now, []core.Request{c.req}, []string{c.key})
+			c.script = s.scripts.byAlgorithm[alg]
+			c.args = s.scriptArgs(c.script.sha, modeCharge, c.now, []core.Request{c.req}, []string{c.key})
 		}
-		singles[i] = &batchCmd{calls: calls[i : i+1 : i+1], script: script, args: args}
 	}
-	var groups [][]*batchCmd
-	index := make(map[batchGroup]int)
-	for _, c := range singles {
-		g := batchGroup{script: c.script}
-		switch s.topology {
-		case cluster:
-			g.slot = slotOf(c.calls[0].key)
-		case ring:
-			g.tag = hashTagOf(c.calls[0].key)
+	var groups [][]*batchCall
+	if s.topology == standalone { // any keys: one group per script, of which there are few
+		var scripts []*script
+	calls:
+		for _, c := range calls {
+			for i, script := range scripts {
+				if script == c.script {
+					groups[i] = append(groups[i], c)
+					continue calls
+				}
+			}
+			scripts = append(scripts, c.script)
+			groups = append(groups, []*batchCall{c})
 		}
-		i, ok := index[g]
-		if !ok {
-			i = len(groups)
-			index[g] = i
-			groups = append(groups, nil)
+	} else {
+		index := make(map[batchGroup]int)
+		for _, c := range calls {
+			g := batchGroup{script: c.script}
+			if s.topology == cluster {
+				g.slot = slotOf(c.key)
+			} else {
+				g.tag = hashTagOf(c.key)
+			}
+			i, ok := index[g]
+			if !ok {
+				i = len(groups)
+				index[g] = i
+				groups = append(groups, nil)
+			}
+			groups[i] = append(groups[i], c)
 		}
-		groups[i] = append(groups[i], c)
 	}
-	cmds := make([]*batchCmd, 0, len(groups))
-	for _, group := range groups {
-		c := group[0]
+	cmds := make([]*batchCmd, len(groups))
+	for i, group := range groups {
+		c := &batchCmd{calls: group, script: group[0].script, args: group[0].args}
 		if len(group) > 1 {
 			c = b.batchCommand(group)
 		}
 		c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
-		cmds = append(cmds, c)
+		cmds[i] = c
 	}
 	return cmds
 }
 
 // batchCommand joins the one-key commands of a group into one call of their script's
-// batch form: the keys, then per decision the count of its arguments and the
-// arguments (see batchDriver).
-func (b *batcher) batchCommand(group []*batchCmd) *batchCmd {
+// batch form: the keys, then per decision the count of its arguments, the position of
+// its instant, and the arguments (see batchDriver).
+func (b *batcher) batchCommand(group []*batchCall) *batchCmd {
 	script := b.batchScript(group[0].script)
 	size := 3
 	for _, c := range group {
@@ -133,16 +145,14 @@ func (b *batcher) batchCommand(group []*batchCmd) *batchCmd {
 	}
 	args := make([]any, 3, size)
 	args[0], args[1], args[2] = "evalsha", script.sha, len(group)
-	calls := make([]*batchCall, len(group))
-	for i, c := range group {
+	for _, c := range group {
 		args = append(args, c.args[3]) // "evalsha", SHA, 1, key, arguments…
-		calls[i] = c.calls[0]
 	}
 	for _, c := range group {
 		args = append(args, len(c.args)-4, serverTimeArg(c.args[4:]))
 		args = append(args, c.args[4:]...)
 	}
-	return &batchCmd{calls: calls, script: script, batched: true, args: args}
+	return &batchCmd{calls: group, script: script, batched: true, args: args}
 }
 
 // serverTimeArg is the 1-based position of the argument that asks the script for the

@@ -303,3 +303,7 @@ func (s *Store) Refund(_ context.Context, req core.Request) error {
 	}
 	return nil
 }
+
+// BoundedByContext reports true: a decision never waits, so it always ends in time
+// (resilient.ContextBounded).
+func (s *Store) BoundedByContext() bool { return true }

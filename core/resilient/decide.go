@@ -30,12 +30,16 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	}
 	cause := ErrBreakerOpen
 	if t := s.allow(now); t.allowed {
-		var res core.Result
-		o, err := s.call(ctx, t, start, func(ctx context.Context) error {
-			var err error
-			res, err = s.shared.Decide(ctx, req)
-			return err
-		})
+		var (
+			res core.Result
+			o   outcome
+			err error
+		)
+		if s.direct {
+			res, o, err = s.decideDirect(ctx, t, start, &req)
+		} else {
+			res, o, err = s.decideGuarded(ctx, t, start, req)
+		}
 		switch o {
 		case succeeded:
 			s.pre.remember(&req, &res, now)
@@ -144,6 +148,12 @@ func (s *Store) allow(now int64) ticket {
 // the breaker closed, ends the policies' fallbacks.
 func (s *Store) call(ctx context.Context, t ticket, start time.Time, fn func(context.Context) error) (outcome, error) {
 	err, timedOut := s.guard.run(ctx, 0, fn)
+	return s.finish(ctx, t, start, err, timedOut)
+}
+
+// finish classifies how a call to the shared store ended (err, and timedOut when its
+// deadline or ctx ended it first) and reports it, for call and decideDirect.
+func (s *Store) finish(ctx context.Context, t ticket, start time.Time, err error, timedOut bool) (outcome, error) {
 	end, now := s.instant()
 	latency := end.Sub(start)
 	if errors.Is(err, ErrClosed) && !timedOut {

@@ -73,6 +73,40 @@ func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Contex
 	}
 }
 
+// enter admits a call that runs on the caller's goroutine (a store bounded by its
+// context), as run admits one: it returns the call's context, bounded by the deadline,
+// or ErrOverload or ErrClosed. A call that entered must leave.
+func (g *guard) enter(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if g.inFlight.Add(1) > g.maxInFlight {
+		g.inFlight.Add(-1)
+		return nil, nil, ErrOverload
+	}
+	g.mu.RLock()
+	if g.closed {
+		g.mu.RUnlock()
+		g.inFlight.Add(-1)
+		return nil, nil, ErrClosed
+	}
+	g.running.Add(1)
+	g.mu.RUnlock()
+	callCtx, cancel := context.WithTimeout(ctx, g.deadline)
+	return callCtx, cancel, nil
+}
+
+// leave ends a call that entered, with the call's error err. It returns what run
+// would: the bounded context's error and timedOut when that context ended before the
+// call succeeded.
+func (g *guard) leave(callCtx context.Context, cancel context.CancelFunc, err error) (error, bool) {
+	timedOut := false
+	if err != nil && callCtx.Err() != nil {
+		err, timedOut = callCtx.Err(), true
+	}
+	cancel()
+	g.inFlight.Add(-1)
+	g.running.Done()
+	return err, timedOut
+}
+
 // stop refuses new calls.
 func (g *guard) stop() {
 	g.mu.Lock()

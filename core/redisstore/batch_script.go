@@ -23,10 +23,7 @@ const batchDriver = `
 local out, n, pos, now = {}, 0, 1, nil
 for i = 1, #KEYS do
   local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
-  local args = {}
-  for j = 1, count do
-    args[j] = ARGV[pos + 1 + j]
-  end
+  local args = {unpack(ARGV, pos + 2, pos + 1 + count)}
   pos = pos + count + 2
   if at > 0 then
     if not now then

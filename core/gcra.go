@@ -16,13 +16,13 @@ func stepGCRA(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 		}
 		r.ResetAfter = s.TAT.waitUntil(now, p.refill, 0)
 		if !far {
-			r.Remaining = (tolerance - queued) / p.unit
+			r.Remaining = quotient(tolerance-queued, p.unit)
 		}
 		return
 	}
 	queued += need
 	r.Allowed = true
-	r.Remaining = (tolerance - queued) / p.unit
+	r.Remaining = quotient(tolerance-queued, p.unit)
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
 	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
 	return

@@ -1,5 +1,7 @@
 package core
 
+import "math/bits"
+
 // stepTokenBucket admits cost at now when min(burst, tokens + (now-updated)*limit/period) >= cost.
 // The bucket starts full. Token counts are kept in token units (Policy.TokenUnit per
 // token, Policy.RefillPerMilli earned per millisecond), so the arithmetic is exact.
@@ -39,7 +41,10 @@ func refillTokenBucket(s State, p *Policy, now int64) State {
 func refilledLevel(tokens, updated int64, p *Policy, now int64) (int64, int64) {
 	if now > updated {
 		full := p.capacity * p.unit
-		if elapsed := now - updated; elapsed >= ceilDiv(full-tokens, p.refill) {
+		// elapsed >= ⌈(full-tokens)/refill⌉ ⇔ elapsed×refill >= full-tokens, with the
+		// product in 128 bits: a multiplication instead of a division.
+		hi, lo := bits.Mul64(uint64(now-updated), uint64(p.refill))
+		if elapsed := now - updated; full-tokens <= 0 || hi > 0 || lo >= uint64(full-tokens) {
 			tokens = full
 		} else {
 			tokens += elapsed * p.refill

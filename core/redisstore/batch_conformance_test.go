@@ -13,6 +13,8 @@ var batching = redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore
 
 // The conformance suite with batching: its traces decide one request at a time, each
 // a batch of one, and its concurrent cases gather decisions on one key into batches.
+// On a Cluster, TestBatchesDecideAsAlone, TestBatchOverGrant and the other batch tests
+// cover batching (the whole suite there would add 15 s under -race).
 func TestBatchingConformanceMiniredis(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err == nil {
 		t.Skip("skipped: redis-server is present and TestBatchingConformanceRedis runs the suite on it; on miniredis it takes 15 s")
@@ -22,8 +24,4 @@ func TestBatchingConformanceMiniredis(t *testing.T) {
 
 func TestBatchingConformanceRedis(t *testing.T) {
 	storetest.Run(t, newStoreOn(standaloneClient(t), batching))
-}
-
-func TestBatchingConformanceCluster(t *testing.T) {
-	storetest.Run(t, newStoreOn(clusterClient(t), batching))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
@@ -19,6 +20,12 @@ var batchClients = map[string]func(testing.TB) redis.UniversalClient{
 	"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
 	"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
 	"Cluster":   func(t testing.TB) redis.UniversalClient { return clusterClient(t) },
+	"Ring": func(t testing.TB) redis.UniversalClient {
+		a, b := redistest.StartServer(t), redistest.StartServer(t)
+		ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr, "b": b.Addr}, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { ring.Close() })
+		return ring
+	},
 }
 
 // TestBatchesDecideAsAlone sends batches of every algorithm, with keys repeated within

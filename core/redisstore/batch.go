@@ -52,8 +52,8 @@ type batcher struct {
 	batchScripts sync.Map  // *script -> *script: the batch form of a one-key script
 	calls        sync.Pool // of *batchCall, answered and reset
 
-	single *batchQueue // the queue of a standalone server or a Ring
-	nodes  sync.Map    // *redis.Client (a Cluster master) -> *batchQueue
+	single atomic.Pointer[batchQueue] // the queue of a standalone server or a Ring
+	nodes  sync.Map                   // *redis.Client (a Cluster master) -> *batchQueue
 
 	mu      sync.Mutex // guards closed and the creation of queues
 	closed  bool
@@ -118,7 +118,7 @@ func (b *batcher) recycle(c *batchCall) (core.Result, error) {
 // use; nil when the Cluster cannot name that node now.
 func (b *batcher) queueFor(ctx context.Context, key string) (*batchQueue, error) {
 	if b.cluster == nil {
-		if q := b.loadSingle(); q != nil {
+		if q := b.single.Load(); q != nil {
 			return q, nil
 		}
 		return b.newQueue(nil)
@@ -133,12 +133,6 @@ func (b *batcher) queueFor(ctx context.Context, key string) (*batchQueue, error)
 	return b.newQueue(node)
 }
 
-func (b *batcher) loadSingle() *batchQueue {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.single
-}
-
 // newQueue returns the queue of node (nil: the only queue), creating it and starting
 // its senders unless another caller did first.
 func (b *batcher) newQueue(node *redis.Client) (*batchQueue, error) {
@@ -147,8 +141,8 @@ func (b *batcher) newQueue(node *redis.Client) (*batchQueue, error) {
 	if b.closed {
 		return nil, ErrClosed
 	}
-	if node == nil && b.single != nil {
-		return b.single, nil
+	if q := b.single.Load(); node == nil && q != nil {
+		return q, nil
 	}
 	if node != nil {
 		if q, ok := b.nodes.Load(node); ok {
@@ -157,7 +151,7 @@ func (b *batcher) newQueue(node *redis.Client) (*batchQueue, error) {
 	}
 	q := &batchQueue{b: b, work: make(chan struct{}, 1), full: make(chan struct{}, 1)}
 	if node == nil {
-		b.single = q
+		b.single.Store(q)
 	} else {
 		b.nodes.Store(node, q)
 	}

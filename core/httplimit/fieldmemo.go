@@ -60,7 +60,8 @@ func (t *Ticket) number(n int64, memo *numberMemo) []string {
 	if memo.value != nil && memo.n == n {
 		return memo.value
 	}
-	t.buf = strconv.AppendInt(t.buf[:0], n, 10)
-	memo.n, memo.value = n, t.values.value(t.buf)
+	buf := strconv.AppendInt(t.buf[:0], n, 10)
+	t.keepScratch(buf)
+	memo.n, memo.value = n, t.values.value(buf)
 	return memo.value
 }

@@ -107,7 +107,7 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 				buf = policyMember(buf, &t.reqs[i].Policy)
 			}
 			h[headerPolicy] = t.values.value(buf)
-			t.buf = buf
+			t.keepScratch(buf)
 		}
 		h[headerRateLimit] = l.rateLimitField(t)
 	}
@@ -132,7 +132,7 @@ func (l *Limiter) rateLimitField(t *Ticket) []string {
 		}
 		buf = rateLimitMember(buf, &t.results[i])
 	}
-	t.buf = buf
+	t.keepScratch(buf)
 	value := t.values.value(buf)
 	t.fieldMemo.remember(t.results, value)
 	return value

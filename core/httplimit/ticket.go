@@ -341,6 +341,15 @@ func (l *Limiter) afterError(r *http.Request, err error) {
 	}
 }
 
+// keepScratch keeps buf, built by appending to t.buf[:0], as t's scratch buffer
+// when appending outgrew it (storing an unchanged slice would cost write barriers
+// while the collector runs).
+func (t *Ticket) keepScratch(buf []byte) {
+	if cap(buf) != cap(t.buf) {
+		t.buf = buf
+	}
+}
+
 // reset readies t for reuse, keeping its buffers. The requests and results are
 // overwritten by the next Start and are not cleared (which costs write barriers
 // on every request); they only keep the last request's keys alive while pooled.

@@ -19,6 +19,7 @@ const (
 type valueSlab struct {
 	text   strings.Builder
 	values []string
+	next   int // the first unused element of values
 }
 
 // value returns a header value slice holding a copy of b. Its capacity is one,
@@ -30,11 +31,11 @@ func (s *valueSlab) value(b []byte) []string {
 	}
 	start := s.text.Len()
 	s.text.Write(b)
-	if len(s.values) == 0 {
-		s.values = make([]string, slabValues)
+	if s.next == len(s.values) {
+		s.values, s.next = make([]string, slabValues), 0
 	}
-	v := s.values[:1:1]
-	s.values = s.values[1:]
+	v := s.values[s.next : s.next+1 : s.next+1]
+	s.next++
 	v[0] = s.text.String()[start:]
 	return v
 }

@@ -2,7 +2,6 @@ package keyfuncs
 
 import (
 	"hash/maphash"
-	"math/rand/v2"
 	"sync/atomic"
 )
 
@@ -26,8 +25,9 @@ type peerKeyCache struct {
 // the hash of one entry with another: the hash only filters, and the address
 // comparison decides.
 type peerKeySlot struct {
-	hash  atomic.Uint64
-	entry atomic.Pointer[peerKey]
+	hash   atomic.Uint64
+	entry  atomic.Pointer[peerKey]
+	misses atomic.Uint32 // counts the misses of a full slot, to replace its entry every eighth
 }
 
 type peerKey struct {
@@ -51,10 +51,10 @@ func (c *peerKeyCache) lookup(remoteAddr string) (string, *peerKeySlot, uint64) 
 }
 
 // remember puts key in slot when it is empty, and otherwise replaces the entry
-// there one time in eight: a peer that keeps coming back gets in soon, while a
-// stream of new peers, each seen once, costs few allocations.
+// there on every eighth miss: a peer that keeps coming back gets in within eight
+// requests, while a stream of new peers, each seen once, costs few allocations.
 func (c *peerKeyCache) remember(slot *peerKeySlot, hash uint64, remoteAddr, key string) {
-	if slot.entry.Load() != nil && rand.Uint32()%8 != 0 {
+	if slot.entry.Load() != nil && slot.misses.Add(1)%8 != 0 {
 		return
 	}
 	slot.entry.Store(&peerKey{remoteAddr: remoteAddr, key: key})

@@ -98,3 +98,31 @@ func TestKeyTrustingProxiesHasNoPeerCache(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyHotPeerReplacesStaleEntry: a peer whose slot holds another peer's entry
+// (an old connection, say) is remembered within eight requests.
+func TestKeyHotPeerReplacesStaleEntry(t *testing.T) {
+	c := mustClientIP(t, ClientIPConfig{})
+	stale := "198.51.100.1:1024"
+	_, staleSlot, _ := c.peerKeys.lookup(stale)
+	hot := ""
+	for port := 1025; hot == ""; port++ {
+		if _, slot, _ := c.peerKeys.lookup(fmt.Sprintf("203.0.113.9:%d", port)); slot == staleSlot {
+			hot = fmt.Sprintf("203.0.113.9:%d", port)
+		}
+	}
+	if _, err := c.Key(newRequest(stale)); err != nil {
+		t.Fatal(err)
+	}
+	if _, slot, _ := c.peerKeys.lookup(stale); slot != nil {
+		t.Fatal("a peer is not remembered in an empty slot")
+	}
+	for range 8 {
+		if key, err := c.Key(newRequest(hot)); err != nil || key != "ip:203.0.113.9" {
+			t.Fatalf("Key = %q, %v", key, err)
+		}
+	}
+	if key, slot, _ := c.peerKeys.lookup(hot); slot != nil || key != "ip:203.0.113.9" {
+		t.Fatalf("after eight requests the hot peer is not remembered (key %q)", key)
+	}
+}

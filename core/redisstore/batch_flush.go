@@ -148,11 +148,44 @@ func (b *batcher) batchCommand(group []*batchCall) *batchCmd {
 	for _, c := range group {
 		args = append(args, c.args[3]) // "evalsha", SHA, 1, key, arguments…
 	}
+	var last []any
 	for _, c := range group {
-		args = append(args, len(c.args)-4, serverTimeArg(c.args[4:]))
-		args = append(args, c.args[4:]...)
+		if own := c.args[4:]; sameArgs(own, last) {
+			args = append(args, "=")
+		} else {
+			args = append(args, len(own), serverTimeArg(own))
+			args = append(args, own...)
+			last = own
+		}
 	}
 	return &batchCmd{calls: group, script: script, batched: true, args: args}
+}
+
+// sameArgs reports whether two decisions' arguments are equal strings and integers,
+// without comparing values of other types (which == could not compare).
+func sameArgs(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		switch x := a[i].(type) {
+		case string:
+			if y, ok := b[i].(string); !ok || x != y {
+				return false
+			}
+		case int64:
+			if y, ok := b[i].(int64); !ok || x != y {
+				return false
+			}
+		case int:
+			if y, ok := b[i].(int); !ok || x != y {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // serverTimeArg is the 1-based position of the argument that asks the script for the

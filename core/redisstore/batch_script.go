@@ -12,7 +12,9 @@ const maxBatchErrorBytes = 200
 // each with its own arguments, and concatenates the replies into one array of
 // integers. KEYS[i] is the key of decision i; ARGV holds, per decision, the count of its
 // arguments, the position of its instant argument when that asks for the server's
-// TIME (0 when it does not), and then the arguments. The driver reads TIME once and
+// TIME (0 when it does not), and then the arguments; or "=" for the arguments of the
+// decision before (one policy's decisions differ only in their keys, and the server
+// then parses three values per decision, not nine). The driver reads TIME once and
 // gives every such decision that instant in milliseconds, as the script would have
 // computed it: the batch's decisions happen at one instant, in order. Per decision the reply holds the count of the
 // integers that follow and then the script's reply; or, when the script answered with
@@ -20,17 +22,23 @@ const maxBatchErrorBytes = 200
 // decision's error leaves the others intact: each runs under pcall, and the scripts
 // validate everything before their first write.
 const batchDriver = `
-local out, n, pos, now = {}, 0, 1, nil
+local out, n, pos, now, last = {}, 0, 1, nil, nil
 for i = 1, #KEYS do
-  local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
-  local args = {unpack(ARGV, pos + 2, pos + 1 + count)}
-  pos = pos + count + 2
-  if at > 0 then
-    if not now then
-      local time = redis.call('TIME')
-      now = string.format('%%d', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+  local args
+  if ARGV[pos] == '=' then
+    args, pos = {unpack(last)}, pos + 1
+  else
+    local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
+    args = {unpack(ARGV, pos + 2, pos + 1 + count)}
+    pos = pos + count + 2
+    if at > 0 then
+      if not now then
+        local time = redis.call('TIME')
+        now = string.format('%%d', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+      end
+      args[at] = now
     end
-    args[at] = now
+    last = {unpack(args)}
   end
   local ok, reply = pcall(decide_one, {KEYS[i]}, args)
   local err

@@ -174,11 +174,14 @@ func (c *ClientIP) Key(r *http.Request) (string, error) {
 	if slot == nil {
 		return key, nil
 	}
-	addr, err := c.Addr(r)
-	if err != nil {
-		return "", err
+	key, ok := ipv4PeerKey(r.RemoteAddr)
+	if !ok {
+		addr, err := c.Addr(r)
+		if err != nil {
+			return "", err
+		}
+		key = c.KeyFor(addr)
 	}
-	key = c.KeyFor(addr)
 	c.peerKeys.remember(slot, hash, r.RemoteAddr, key)
 	return key, nil
 }

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,7 +78,6 @@ func FuzzDecideArguments(f *testing.F) {
 	f.Cleanup(func() { client.Close() })
 	source := loadScripts().mixed.source
 	f.Fuzz(func(t *testing.T, line string) {
-		ctx := context.Background()
 		server.FlushAll()
 		fields := strings.Split(line, " ")
 		n := 1 // one key per ten policy arguments, as the script expects when they are well formed
@@ -93,18 +91,6 @@ func FuzzDecideArguments(f *testing.F) {
 		for _, field := range fields {
 			args = append(args, strings.ReplaceAll(field, "|", " "))
 		}
-		cmd := redis.NewIntSliceCmd(ctx, args...)
-		if err := client.Process(ctx, cmd); err != nil {
-			if !strings.HasPrefix(err.Error(), "RATELIMIT") {
-				t.Fatalf("%q: error %q is not the script's own", line, err)
-			}
-			if keys := server.Keys(); len(keys) != 0 {
-				t.Fatalf("%q: rejected, but wrote %v", line, keys)
-			}
-			return
-		}
-		if len(cmd.Val()) != 2+fieldsPerResult*n {
-			t.Fatalf("%q: reply %v", line, cmd.Val())
-		}
+		checkScriptAnswer(t, server, client, line, args, n)
 	})
 }

@@ -24,15 +24,16 @@ var algorithmFiles = map[core.Algorithm][]string{
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), after
 // quot.lua: the arguments (single.lua for the buckets, single_window.lua for the
-// windows), then the algorithm's load, step and commit inlined, without decide.lua's
+// windows), the instant and the state (single_state.lua), then the algorithm's load,
+// step and commit inlined, without decide.lua's
 // stack driver. Algorithms without one (the sliding log and the concurrency limiter)
 // decide through decide.lua.
 var singleFiles = map[core.Algorithm][]string{
-	core.TokenBucket:   {"single.lua", "tokenbucket_single.lua"},
-	core.GCRA:          {"single.lua", "single_tat.lua", "gcra_single.lua"},
-	core.LeakyBucket:   {"single.lua", "single_tat.lua", "leakybucket_single.lua"},
-	core.FixedWindow:   {"single_window.lua", "fixedwindow_single.lua"},
-	core.SlidingWindow: {"single_window.lua", "slidingwindow_single.lua"},
+	core.TokenBucket:   {"single.lua", "single_state.lua", "tokenbucket_single.lua"},
+	core.GCRA:          {"single.lua", "single_state.lua", "single_tat.lua", "gcra_single.lua"},
+	core.LeakyBucket:   {"single.lua", "single_state.lua", "single_tat.lua", "leakybucket_single.lua"},
+	core.FixedWindow:   {"single_window.lua", "single_state.lua", "fixedwindow_single.lua"},
+	core.SlidingWindow: {"single_window.lua", "single_state.lua", "slidingwindow_single.lua"},
 }
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision

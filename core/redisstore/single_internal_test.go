@@ -25,11 +25,14 @@ func newFuzzRedis(f *testing.F) (*miniredis.Miniredis, *redis.Client) {
 	return server, client
 }
 
-// singleAlgorithms are the algorithms with a lean single-charge script, in the order
-// the fuzz tests number them.
+// singleAlgorithms are the buckets, which have a lean single-charge script, in the
+// order the fuzz tests number them.
 var singleAlgorithms = []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket}
 
-// FuzzSingleArguments runs the lean single-charge scripts with arbitrary arguments
+// leanAlgorithms are all the algorithms with a lean single-charge script.
+var leanAlgorithms = append(append([]core.Algorithm(nil), singleAlgorithms...), windowAlgorithms...)
+
+// FuzzSingleArguments runs every lean single-charge script with arbitrary arguments
 // (the fuzzed string split at spaces): each answers with a RATELIMIT error or a reply
 // of one policy, and an error writes nothing.
 func FuzzSingleArguments(f *testing.F) {
@@ -46,35 +49,51 @@ func FuzzSingleArguments(f *testing.F) {
 		"1767225600000 1 1 1 10",
 		"1767225600000 1 1 1 10 1 7",
 		"",
+		// the windows' arguments: now margin limit period cost
+		"1767225600000 1 10 1000 1",
+		"redis 1 10 1000 3",
+		"1767225600000 1 10 1000 11",
+		"1767225600000 1 nan 1000 1",
+		"1767225600000 1 10 1000.5 1",
+		"1767225600000 1 10 99999999999 1",
+		"1767225600000 1 99999999999999999 1000 1",
+		"1767225600000 1 10 1000 1 7",
 	} {
-		f.Add(seed, 0)
-		f.Add(seed, 1)
-		f.Add(seed, 2)
+		for alg := range leanAlgorithms {
+			f.Add(seed, alg)
+		}
 	}
 	server, client := newFuzzRedis(f)
 	scripts := loadScripts()
 	f.Fuzz(func(t *testing.T, line string, alg int) {
-		ctx := context.Background()
 		server.FlushAll()
-		s := scripts.single[singleAlgorithms[uint(alg)%uint(len(singleAlgorithms))]]
+		s := scripts.single[leanAlgorithms[uint(alg)%uint(len(leanAlgorithms))]]
 		args := []any{"eval", s.source, 1, "k"}
 		for _, field := range strings.Split(line, " ") {
 			args = append(args, field)
 		}
-		cmd := redis.NewIntSliceCmd(ctx, args...)
-		if err := client.Process(ctx, cmd); err != nil {
-			if !strings.HasPrefix(err.Error(), "RATELIMIT") {
-				t.Fatalf("%q: error %q is not the script's own", line, err)
-			}
-			if keys := server.Keys(); len(keys) != 0 {
-				t.Fatalf("%q: rejected, but wrote %v", line, keys)
-			}
-			return
-		}
-		if len(cmd.Val()) != 2+fieldsPerResult {
-			t.Fatalf("%q: reply %v", line, cmd.Val())
-		}
+		checkScriptAnswer(t, server, client, line, args, 1)
 	})
+}
+
+// checkScriptAnswer runs one EVAL (args) on an empty server: the script answers with
+// its own RATELIMIT error and writes nothing, or replies for policies policies.
+func checkScriptAnswer(t *testing.T, server *miniredis.Miniredis, client *redis.Client, line string, args []any, policies int) {
+	t.Helper()
+	ctx := context.Background()
+	cmd := redis.NewIntSliceCmd(ctx, args...)
+	if err := client.Process(ctx, cmd); err != nil {
+		if !strings.HasPrefix(err.Error(), "RATELIMIT") {
+			t.Fatalf("%q: error %q is not the script's own", line, err)
+		}
+		if keys := server.Keys(); len(keys) != 0 {
+			t.Fatalf("%q: rejected, but wrote %v", line, keys)
+		}
+		return
+	}
+	if len(cmd.Val()) != 2+fieldsPerResult*policies {
+		t.Fatalf("%q: reply %v", line, cmd.Val())
+	}
 }
 
 // FuzzSingleMatchesDecide charges one key with the lean script and with the decide
@@ -135,20 +154,29 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, unit, refill, capacity, cost)
 		spec := "fuzz " + code + " " + strconv.FormatInt(unit, 10) + " " + strconv.FormatInt(refill, 10) + " " + strconv.FormatInt(capacity, 10)
 		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
-		leanErr, generalErr := client.Process(ctx, lean), client.Process(ctx, general)
-		if (leanErr == nil) != (generalErr == nil) {
-			t.Fatalf("lean: %v, decide: %v", leanErr, generalErr)
-		}
-		if leanErr != nil {
-			return
-		}
-		if !slices.Equal(lean.Val(), general.Val()) {
-			t.Fatalf("lean replied %v, decide %v", lean.Val(), general.Val())
-		}
-		leanState, _ := server.Get("lean")
-		generalState, _ := server.Get("general")
-		if leanState != generalState || server.TTL("lean") != server.TTL("general") {
-			t.Fatalf("lean stored %q for %v, decide %q for %v", leanState, server.TTL("lean"), generalState, server.TTL("general"))
-		}
+		checkLeanMatchesDecide(t, server, client, lean, general)
 	})
+}
+
+// checkLeanMatchesDecide runs a lean script's charge of key "lean" and the decide
+// script's charge of key "general" from the same state: both accept or reject alike,
+// reply the same integers, and leave the same state with the same TTL.
+func checkLeanMatchesDecide(t *testing.T, server *miniredis.Miniredis, client *redis.Client, lean, general *redis.IntSliceCmd) {
+	t.Helper()
+	ctx := context.Background()
+	leanErr, generalErr := client.Process(ctx, lean), client.Process(ctx, general)
+	if (leanErr == nil) != (generalErr == nil) {
+		t.Fatalf("lean: %v, decide: %v", leanErr, generalErr)
+	}
+	if leanErr != nil {
+		return
+	}
+	if !slices.Equal(lean.Val(), general.Val()) {
+		t.Fatalf("lean replied %v, decide %v", lean.Val(), general.Val())
+	}
+	leanState, _ := server.Get("lean")
+	generalState, _ := server.Get("general")
+	if leanState != generalState || server.TTL("lean") != server.TTL("general") {
+		t.Fatalf("lean stored %q for %v, decide %q for %v", leanState, server.TTL("lean"), generalState, server.TTL("general"))
+	}
 }

@@ -2,9 +2,7 @@ package redisstore
 
 import (
 	"context"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -15,54 +13,6 @@ import (
 // windowAlgorithms are the window algorithms with a lean single-charge script, in the
 // order the fuzz tests number them.
 var windowAlgorithms = []core.Algorithm{core.FixedWindow, core.SlidingWindow}
-
-// FuzzSingleWindowArguments runs the lean window scripts with arbitrary arguments (the
-// fuzzed string split at spaces): each answers with a RATELIMIT error or a reply of
-// one policy, and an error writes nothing.
-func FuzzSingleWindowArguments(f *testing.F) {
-	for _, seed := range []string{
-		"1767225600000 1 10 1000 1",
-		"redis 1 10 1000 3",
-		"1767225600000 1 10 1000 11",
-		"1e3 1 10 1000 1",
-		"nan 1 10 1000 1",
-		"1767225600000 1 nan 1000 1",
-		"1767225600000 1 10 1000.5 1",
-		"1767225600000 1 10 99999999999 1",
-		"1767225600000 1 99999999999999999 1000 1",
-		"1767225600000 -1 10 1000 1",
-		"1767225600000 1 10 1000",
-		"1767225600000 1 10 1000 1 7",
-		"",
-	} {
-		f.Add(seed, 0)
-		f.Add(seed, 1)
-	}
-	server, client := newFuzzRedis(f)
-	scripts := loadScripts()
-	f.Fuzz(func(t *testing.T, line string, alg int) {
-		ctx := context.Background()
-		server.FlushAll()
-		s := scripts.single[windowAlgorithms[uint(alg)%uint(len(windowAlgorithms))]]
-		args := []any{"eval", s.source, 1, "k"}
-		for _, field := range strings.Split(line, " ") {
-			args = append(args, field)
-		}
-		cmd := redis.NewIntSliceCmd(ctx, args...)
-		if err := client.Process(ctx, cmd); err != nil {
-			if !strings.HasPrefix(err.Error(), "RATELIMIT") {
-				t.Fatalf("%q: error %q is not the script's own", line, err)
-			}
-			if keys := server.Keys(); len(keys) != 0 {
-				t.Fatalf("%q: rejected, but wrote %v", line, keys)
-			}
-			return
-		}
-		if len(cmd.Val()) != 2+fieldsPerResult {
-			t.Fatalf("%q: reply %v", line, cmd.Val())
-		}
-	})
-}
 
 // FuzzSingleWindowMatchesDecide charges one key with the lean window script and with
 // the decide script from the same stored state: both must accept or reject alike,
@@ -116,20 +66,6 @@ func FuzzSingleWindowMatchesDecide(f *testing.F) {
 		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, limit, period, cost)
 		spec := "fuzz " + algorithmCode(alg) + " " + strconv.FormatInt(limit, 10) + " " + strconv.FormatInt(period, 10)
 		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
-		leanErr, generalErr := client.Process(ctx, lean), client.Process(ctx, general)
-		if (leanErr == nil) != (generalErr == nil) {
-			t.Fatalf("lean: %v, decide: %v", leanErr, generalErr)
-		}
-		if leanErr != nil {
-			return
-		}
-		if !slices.Equal(lean.Val(), general.Val()) {
-			t.Fatalf("lean replied %v, decide %v", lean.Val(), general.Val())
-		}
-		leanState, _ := server.Get("lean")
-		generalState, _ := server.Get("general")
-		if leanState != generalState || server.TTL("lean") != server.TTL("general") {
-			t.Fatalf("lean stored %q for %v, decide %q for %v", leanState, server.TTL("lean"), generalState, server.TTL("general"))
-		}
+		checkLeanMatchesDecide(t, server, client, lean, general)
 	})
 }

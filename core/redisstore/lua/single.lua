@@ -7,6 +7,7 @@
 -- margin: milliseconds added to every TTL beyond the state's full recovery
 -- unit refill capacity: the bucket's token unit, refill per ms and capacity
 -- cost:   the request's effective cost
+-- single_state.lua follows, then the algorithm's file.
 -- Reply as decide.lua's: now, allowed, then allowed remaining retry_after_ms
 -- reset_after_ms delay_ms. Every argument is validated before the first write. Errors
 -- do not name the policy: the store adds its name.
@@ -27,17 +28,4 @@ if #KEYS ~= 1 or #ARGV ~= 6 or not (margin and unit and refill and capacity and 
     unit < 1 or refill < 1 or refill > MAX_EXACT or capacity < 1 or capacity * unit > MAX_EXACT or
     cost < 1 or cost > capacity then
   return redis.error_reply('RATELIMIT malformed arguments')
-end
-if now == 'redis' then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(now)
-  if not now or now ~= floor(now) or now < 0 or now > 1125899906842624 then -- 2^50 ms: far beyond any real clock
-    return redis.error_reply('RATELIMIT malformed arguments: now')
-  end
-end
-local state = redis.pcall('GET', KEYS[1])
-if type(state) == 'table' then
-  return redis.error_reply('RATELIMIT ' .. state.err)
 end

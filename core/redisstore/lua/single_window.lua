@@ -8,6 +8,7 @@
 -- margin: milliseconds added to every TTL beyond the state's full recovery
 -- limit period: the policy's limit per period (ms)
 -- cost:   the request's effective cost
+-- single_state.lua follows, then the algorithm's file.
 -- Reply as decide.lua's: now, allowed, then allowed remaining retry_after_ms
 -- reset_after_ms delay_ms. Every argument is validated before the first write, with
 -- decide.lua's bounds. Errors do not name the policy: the store adds its name.
@@ -27,17 +28,4 @@ if #KEYS ~= 1 or #ARGV ~= 5 or not (margin and limit and period and cost) or
     margin < 0 or margin > MAX_PERIOD or limit < 1 or limit > MAX_EXACT or
     period < 1 or period > MAX_PERIOD or cost < 1 or cost > limit then
   return redis.error_reply('RATELIMIT malformed arguments')
-end
-if now == 'redis' then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(now)
-  if not now or now % 1 ~= 0 or now < 0 or now > 1125899906842624 then -- 2^50 ms: far beyond any real clock
-    return redis.error_reply('RATELIMIT malformed arguments: now')
-  end
-end
-local state = redis.pcall('GET', KEYS[1])
-if type(state) == 'table' then
-  return redis.error_reply('RATELIMIT ' .. state.err)
 end

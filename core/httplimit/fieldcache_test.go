@@ -14,7 +14,7 @@ import (
 )
 
 // randomStore admits every request with a random Remaining and ResetAfter, drawn
-// from a small range so that values repeat and collide in the field cache.
+// from a small range so that values repeat (and the tickets' memos of the last value hit).
 type randomStore struct {
 	mu  sync.Mutex
 	rng *rand.Rand
@@ -52,7 +52,7 @@ func render(results []core.Result) string {
 }
 
 // TestRateLimitFieldCacheIsExact draws thousands of results from concurrent
-// requests, many colliding in the cache, and checks every RateLimit value against
+// requests, many repeating the value before them, and checks every RateLimit value against
 // an independent rendering of its own results.
 func TestRateLimitFieldCacheIsExact(t *testing.T) {
 	key := func(*http.Request) (string, error) { return "k", nil }

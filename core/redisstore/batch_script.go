@@ -20,13 +20,15 @@ const maxBatchErrorBytes = 200
 // integers that follow and then the script's reply; or, when the script answered with
 // an error or raised one, minus the length of the message and then its bytes. A
 // decision's error leaves the others intact: each runs under pcall, and the scripts
-// validate everything before their first write.
+// validate everything before their first write. The scripts never write to KEYS or
+// ARGV, so the driver passes them one key table and the arguments' table of the last
+// decision that spelled them out, without copying either per decision.
 const batchDriver = `
-local out, n, pos, now, last = {}, 0, 1, nil, nil
+local out, n, pos, now, last, key = {}, 0, 1, nil, nil, {}
 for i = 1, #KEYS do
   local args
   if ARGV[pos] == '=' then
-    args, pos = {unpack(last)}, pos + 1
+    args, pos = last, pos + 1
   else
     local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
     args = {unpack(ARGV, pos + 2, pos + 1 + count)}
@@ -38,9 +40,10 @@ for i = 1, #KEYS do
       end
       args[at] = now
     end
-    last = {unpack(args)}
+    last = args
   end
-  local ok, reply = pcall(decide_one, {KEYS[i]}, args)
+  key[1] = KEYS[i]
+  local ok, reply = pcall(decide_one, key, args)
   local err
   if not ok then
     err = type(reply) == 'table' and reply.err or reply

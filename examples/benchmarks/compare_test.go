@@ -34,16 +34,16 @@ func BenchmarkCompare(b *testing.B) {
 }
 
 func benchDecider(b *testing.B, sc harness.Scenario) {
-	impls := limiters.Memory()
+	impls, policy := limiters.Memory(), limiters.Throughput
 	var env limiters.Env
 	if sc.Kind == harness.KindRedis {
-		impls = limiters.Redis()
+		impls, policy = limiters.Redis(), limiters.RedisThroughput
 		env = limiters.Env{RedisAddr: servers.Server(b).Addr, PoolSize: harness.RedisGoroutines}
 	}
 	for i, impl := range impls {
 		b.Run(impl.Name, func(b *testing.B) {
 			env.Prefix = fmt.Sprintf("cmp%d-%d:", time.Now().UnixNano(), i)
-			l, err := impl.New(env, limiters.Throughput)
+			l, err := impl.New(env, policy)
 			if err != nil {
 				b.Fatal(err)
 			}

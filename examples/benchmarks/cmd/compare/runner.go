@@ -112,16 +112,16 @@ func measurements(sc harness.Scenario, cfg config) []measurement {
 	var ms []measurement
 	switch sc.Kind {
 	case harness.KindMemory, harness.KindRedis:
-		impls := limiters.Memory()
+		impls, policy := limiters.Memory(), limiters.Throughput
 		benchtime := func(c config) time.Duration { return c.memoryTime }
 		if sc.Kind == harness.KindRedis {
-			impls = limiters.Redis()
+			impls, policy = limiters.Redis(), limiters.RedisThroughput
 			benchtime = func(c config) time.Duration { return c.redisTime }
 		}
 		for i, impl := range impls {
 			ms = append(ms, measurement{index: i, name: impl.Name, algorithm: impl.Algorithm, ours: impl.Ours,
 				measure: func(cfg config, env limiters.Env) (sample, error) {
-					l, err := impl.New(env, limiters.Throughput)
+					l, err := impl.New(env, policy)
 					if err != nil {
 						return sample{}, err
 					}

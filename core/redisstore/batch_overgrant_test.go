@@ -6,54 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 )
-
-// TestBatchOverGrant is TestOverGrant with batching: 64 goroutines on one token-bucket
-// key (burst 10, 10/s) for three seconds of Redis TIME, through one store on a server
-// and through three stores on a Cluster. Batches hold many decisions on the key; the
-// bucket still admits at most 10 + 10×elapsed and no fewer than it earned.
-func TestBatchOverGrant(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped in -short mode: hammers Redis in real time for three seconds per case")
-	}
-	cases := []struct {
-		name     string
-		replicas int
-		client   func(t testing.TB) redis.UniversalClient
-	}{
-		{"Redis", 1, func(t testing.TB) redis.UniversalClient { return standaloneClient(t) }},
-		{"ClusterThreeReplicas", 3, func(t testing.TB) redis.UniversalClient { return clusterClient(t) }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			prefix := uniquePrefix()
-			stores := make([]*redisstore.Store, c.replicas)
-			for i := range stores {
-				s, err := redisstore.New(c.client(t), redisstore.WithPrefix(prefix), batching)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				stores[i] = s
-			}
-			policy := core.MustPolicy("overgrant", core.TokenBucket, core.PerSecond(10), core.WithBurst(10))
-			h := hammer(t, stores, policy, 64, hammerDuration)
-			most := 10 + 10*h.end.Sub(h.start).Seconds()
-			least := 10 + 10*h.lastSent.Sub(h.firstAnswer).Seconds() - 1.5
-			t.Logf("64 goroutines over %d batching stores admitted %d in %v (bounds %.1f..%.1f)", c.replicas, h.admitted, h.end.Sub(h.start), least, most)
-			if float64(h.admitted) > most {
-				t.Fatalf("admitted %d: more than 10 + 10×elapsed = %.1f", h.admitted, most)
-			}
-			if float64(h.admitted) < least {
-				t.Fatalf("admitted %d: fewer than the %.1f the bucket earned while requests kept coming", h.admitted, least)
-			}
-		})
-	}
-}
 
 // TestBatchScriptFlushDuringTraffic flushes the script cache of every server while 16
 // goroutines decide through a batching store: batches meet NOSCRIPT, which means their

@@ -18,30 +18,38 @@ const hammerDuration = 3 * time.Second
 
 // TestOverGrant hammers one token-bucket key (burst 10, 10/s) from 64 goroutines for
 // three seconds of real time, with time from Redis TIME, through one store and through
-// three stores ("replicas") with their own connections. The bucket may admit at most
-// 10 + 10×elapsed, and exact enforcement admits no fewer than that minus a token or two.
+// three stores ("replicas") with their own connections, unbatched and batching
+// (WithBatching: batches then hold many decisions on the key). The bucket may admit at
+// most 10 + 10×elapsed, and exact enforcement admits no fewer than that minus a token
+// or two.
 func TestOverGrant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode: hammers Redis in real time for three seconds per case")
 	}
+	standalone := func(t testing.TB) redis.UniversalClient { return standaloneClient(t) }
+	cluster := func(t testing.TB) redis.UniversalClient { return clusterClient(t) }
 	cases := []struct {
 		name     string
 		replicas int
 		client   func(t testing.TB) redis.UniversalClient
+		options  []redisstore.Option
 	}{
-		{"Redis", 1, func(t testing.TB) redis.UniversalClient { return standaloneClient(t) }},
-		{"RedisThreeReplicas", 3, func(t testing.TB) redis.UniversalClient { return standaloneClient(t) }},
-		{"ClusterThreeReplicas", 3, func(t testing.TB) redis.UniversalClient { return clusterClient(t) }},
+		{"Redis", 1, standalone, nil},
+		{"RedisThreeReplicas", 3, standalone, nil},
+		{"ClusterThreeReplicas", 3, cluster, nil},
+		{"RedisBatching", 1, standalone, []redisstore.Option{batching}},
+		{"ClusterThreeReplicasBatching", 3, cluster, []redisstore.Option{batching}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := uniquePrefix()
 			stores := make([]*redisstore.Store, c.replicas)
 			for i := range stores {
-				s, err := redisstore.New(c.client(t), redisstore.WithPrefix(prefix))
+				s, err := redisstore.New(c.client(t), append([]redisstore.Option{redisstore.WithPrefix(prefix)}, c.options...)...)
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Cleanup(func() { s.Close() })
 				stores[i] = s
 			}
 			policy := core.MustPolicy("overgrant", core.TokenBucket, core.PerSecond(10), core.WithBurst(10))

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
@@ -24,4 +26,15 @@ func TestBatchingConformanceMiniredis(t *testing.T) {
 
 func TestBatchingConformanceRedis(t *testing.T) {
 	storetest.Run(t, newStoreOn(standaloneClient(t), batching))
+}
+
+// newBatchingStore is a batching store on client with its own prefix, closed with t.
+func newBatchingStore(t testing.TB, client redis.UniversalClient) *redisstore.Store {
+	t.Helper()
+	store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
 }

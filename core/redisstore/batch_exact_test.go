@@ -74,11 +74,7 @@ func TestBatchDecidesAtOneServerInstant(t *testing.T) {
 	for name, newClient := range batchClients {
 		t.Run(name, func(t *testing.T) {
 			client := newClient(t)
-			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
+			store := newBatchingStore(t, client)
 			for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket, core.FixedWindow} {
 				p := core.MustPolicy("instant-"+string(alg), alg, core.PerMinute(5))
 				reqs := make([]core.Request, 12)
@@ -130,11 +126,7 @@ func TestBatchErrorsStayPerDecision(t *testing.T) {
 	for name, newClient := range batchClients {
 		t.Run(name, func(t *testing.T) {
 			client := newClient(t)
-			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
+			store := newBatchingStore(t, client)
 			ctx := context.Background()
 			for _, alg := range []core.Algorithm{core.GCRA, core.SlidingWindow} {
 				p := core.MustPolicy("errors-"+string(alg), alg, core.PerMinute(5))

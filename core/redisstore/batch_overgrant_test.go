@@ -18,11 +18,7 @@ func TestBatchScriptFlushDuringTraffic(t *testing.T) {
 	for name, newClient := range batchClients {
 		t.Run(name, func(t *testing.T) {
 			client := newClient(t)
-			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { store.Close() })
+			store := newBatchingStore(t, client)
 			// 100,000 tokens, none refilled within the test: at most 100,000 admissions on "k".
 			scarce := core.MustPolicy("flush-scarce", core.TokenBucket, core.Rate{Limit: 1, Period: 24 * time.Hour}, core.WithBurst(100_000))
 			plenty := core.MustPolicy("flush-plenty", core.SlidingWindow, core.PerMinute(1_000_000))

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
-	"github.com/go-ratelimit/ratelimit/core/redisstore"
 )
 
 // TestBatchScriptFlushDuringTraffic flushes the script cache of every server while 16

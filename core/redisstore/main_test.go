@@ -10,8 +10,4 @@ import (
 // servers are the real Redis servers of this test binary, started on first use.
 var servers redistest.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	servers.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(servers.Run(m)) }

@@ -16,11 +16,7 @@ import (
 // servers are the real redis-server and 3-master Cluster this test binary shares.
 var servers redistest.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	servers.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(servers.Run(m)) }
 
 // uniquePrefix keeps tests on the shared servers apart.
 func uniquePrefix() string { return "reserve-" + rand.Text()[:12] + ":" }

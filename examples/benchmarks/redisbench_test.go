@@ -16,11 +16,7 @@ import (
 // servers is the redis-server of this run, started on first use.
 var servers redistest.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	servers.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(servers.Run(m)) }
 
 // goroutines is how many goroutines every scenario runs.
 const goroutines = 64

@@ -14,14 +14,10 @@
 //		// ... use client; srv stops when t ends
 //	}
 //
-// To start servers once per test binary, keep a Shared in the test package and close
-// it from TestMain:
+// To start servers once per test binary, keep a Shared in the test package and let
+// TestMain close it after the tests:
 //
 //	var servers redistest.Shared
 //
-//	func TestMain(m *testing.M) {
-//		code := m.Run()
-//		servers.Close()
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { os.Exit(servers.Run(m)) }
 package redistest

@@ -75,6 +75,14 @@ func (sh *Shared) tempDir() (string, error) {
 	return dir, err
 }
 
+// Run runs the test binary's tests (m.Run), then Close, and returns m.Run's exit code:
+// a TestMain is then os.Exit(servers.Run(m)).
+func (sh *Shared) Run(m *testing.M) int {
+	code := m.Run()
+	sh.Close()
+	return code
+}
+
 // Close stops the servers started and removes their directories.
 func (sh *Shared) Close() error {
 	sh.mu.Lock()

@@ -14,11 +14,7 @@ import (
 
 var servers redistest.Shared
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	servers.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(servers.Run(m)) }
 
 // burstOf checks that an implementation built for limiters.Tight admits its burst
 // (or window limit) of 100 on a fresh key at once, and refuses the next: the wrappers

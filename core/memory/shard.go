@@ -2,153 +2,172 @@ package memory
 
 import (
 	"sync"
-
-	"github.com/go-ratelimit/ratelimit/core"
+	"sync/atomic"
 )
-
-// entry is one key's state under one policy. It is only read or written with its
-// shard's mutex held.
-type entry struct {
-	policy string // core.Policy.ID
-	key    string
-	next   *entry // another entry whose hash is the same
-	state  core.State
-	// recovered is when the state will have fully recovered (ms): from then on the
-	// entry decides like a missing one and may be evicted.
-	recovered int64
-}
 
 // evictionSample is how many entries a full shard samples to pick one to evict.
 const evictionSample = 8
 
-// shard is a slice of the key space behind one mutex. Entries are found by the
-// 64-bit seeded hash of their key, so a lookup hashes one string once; entries of
-// several policies on one key, and keys whose hashes collide, are chained.
+// shard is a slice of the key space. Lookups read its table without a lock; its
+// mutex serialises the changes to the table (inserts, evictions, sweeps), and each
+// entry has its own mutex for its state. Locks are always taken shard first, then
+// entry, and a goroutine holding an entry's mutex never waits for a shard's.
 type shard struct {
-	mu      sync.Mutex
-	entries map[uint64]*entry
-	count   int      // entries held, chains included
-	_       [40]byte // keep neighbouring shards' mutexes off one cache line
+	mu    sync.Mutex
+	table atomic.Pointer[table]
+	live  int    // entries in the table; requires mu
+	used  int    // slots taken by entries or tombstones; requires mu
+	rng   uint64 // xorshift state that spreads eviction samples; requires mu
+	_     [24]byte
 }
 
-func (sh *shard) find(h uint64, policy, key string) *entry {
-	for e := sh.entries[h]; e != nil; e = e.next {
-		if e.key == key && e.policy == policy {
-			return e
+func (sh *shard) init(seed uint64) {
+	sh.table.Store(newTable(minTableSlots))
+	sh.rng = seed | 1
+}
+
+// acquire returns the entry of (policy, key) with its mutex held, creating the
+// entry when missing. It reports whether a live entry was evicted to make room.
+func (sh *shard) acquire(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
+	if e = sh.table.Load().find(h, policy, key); e != nil {
+		e.mu.Lock()
+		if !e.dead {
+			return e, false
 		}
+		e.mu.Unlock()
 	}
-	return nil
-}
-
-// lookup returns the entry of (policy, key), creating it when missing. When the
-// shard holds maxKeys entries already, it first evicts the sampled entry that
-// recovers soonest, and reports whether that entry was still live. Requires sh.mu.
-func (sh *shard) lookup(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.find(h, policy, key); e != nil {
-		return e, false
-	}
-	return sh.insert(h, policy, key, maxKeys, now)
-}
-
-// insert adds the missing entry of (policy, key), as lookup does. Requires sh.mu.
-func (sh *shard) insert(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if sh.count >= maxKeys {
-		evictedLive = sh.evictOne(now)
-	}
-	e = &entry{policy: policy, key: key, recovered: now, next: sh.entries[h]}
-	sh.entries[h] = e
-	sh.count++
+	sh.mu.Lock()
+	e, evictedLive = sh.lookupLocked(h, policy, key, maxKeys, now)
+	e.mu.Lock()
+	sh.mu.Unlock()
 	return e, evictedLive
 }
 
-// evictOne removes the entry that recovers soonest among a few sampled ones (map
-// iteration starts at a random place). Requires sh.mu.
+// acquireExisting returns the entry of (policy, key) with its mutex held, or nil
+// when the key has no entry.
+func (sh *shard) acquireExisting(h uint64, policy, key string) *entry {
+	if e := sh.table.Load().find(h, policy, key); e != nil {
+		e.mu.Lock()
+		if !e.dead {
+			return e
+		}
+		e.mu.Unlock()
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e := sh.table.Load().find(h, policy, key)
+	if e != nil {
+		e.mu.Lock()
+	}
+	return e
+}
+
+// lookupLocked returns the entry of (policy, key), inserting it when missing.
+// When the shard holds maxKeys entries already, it first evicts the sampled entry
+// that recovers soonest, and reports whether that entry was still live. Requires
+// sh.mu; the entry's mutex is not taken.
+func (sh *shard) lookupLocked(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
+	if e = sh.table.Load().find(h, policy, key); e != nil {
+		return e, false
+	}
+	if sh.live >= maxKeys {
+		evictedLive = sh.evictOne(now)
+	}
+	t := sh.table.Load()
+	if t.full(sh.used) {
+		t = sh.rebuild(sh.live + 1)
+	}
+	e = &entry{hash: h, policy: policy, key: key, recovered: now}
+	if t.place(e) {
+		sh.used++
+	}
+	sh.live++
+	return e, evictedLive
+}
+
+// rebuild publishes a table holding the live entries, sized so that want entries
+// fill at most half of it, and returns it. Requires sh.mu.
+func (sh *shard) rebuild(want int) *table {
+	slots := minTableSlots
+	for slots < 2*want {
+		slots *= 2
+	}
+	old, t := sh.table.Load(), newTable(slots)
+	old.each(0, func(e *entry) bool {
+		t.place(e)
+		return true
+	})
+	sh.used = sh.live
+	sh.table.Store(t)
+	return t
+}
+
+// evictOne removes the entry that recovers soonest among a few sampled ones, from a
+// random place in the table. Entries in use (their mutex held) are not sampled.
+// Requires sh.mu.
 func (sh *shard) evictOne(now int64) (live bool) {
 	var victim *entry
-	var victimHash uint64
 	seen := 0
-sample:
-	for h, head := range sh.entries {
-		for e := head; e != nil; e = e.next {
-			if victim == nil || e.recovered < victim.recovered {
-				victim, victimHash = e, h
-			}
-			if seen++; seen == evictionSample || victim.recovered <= now {
-				break sample
-			}
+	sh.table.Load().each(sh.random(), func(e *entry) bool {
+		if !e.mu.TryLock() {
+			return true
 		}
-	}
+		switch {
+		case victim == nil:
+			victim = e
+		case e.recovered < victim.recovered:
+			victim.mu.Unlock()
+			victim = e
+		default:
+			e.mu.Unlock()
+		}
+		seen++
+		return seen < evictionSample && victim.recovered > now
+	})
 	if victim == nil {
 		return false
 	}
-	sh.remove(victimHash, victim)
-	return victim.recovered > now
+	live = victim.recovered > now
+	sh.drop(victim)
+	return live
 }
 
-// remove unlinks victim from the chain at h. Requires sh.mu.
-func (sh *shard) remove(h uint64, victim *entry) {
-	head := sh.entries[h]
-	switch {
-	case head == victim && victim.next == nil:
-		delete(sh.entries, h)
-	case head == victim:
-		sh.entries[h] = victim.next
-	default:
-		for e := head; e.next != nil; e = e.next {
-			if e.next == victim {
-				e.next = victim.next
-				break
-			}
-		}
-	}
-	sh.count--
+// drop marks e dead, releases its mutex and takes it out of the table. Requires
+// sh.mu and e.mu.
+func (sh *shard) drop(e *entry) {
+	e.dead = true
+	e.mu.Unlock()
+	sh.table.Load().remove(e)
+	sh.live--
 }
 
-// sweep evicts every entry that has recovered by now and returns how many. Requires sh.mu.
+// sweep evicts every entry that has recovered by now and returns how many. Entries
+// in use are left for the next sweep. Requires sh.mu.
 func (sh *shard) sweep(now int64) int {
 	n := 0
-	for h, head := range sh.entries {
-		for e := head; e != nil; {
-			next := e.next
-			if e.recovered <= now {
-				sh.remove(h, e)
-				n++
-			}
-			e = next
+	t := sh.table.Load()
+	t.each(0, func(e *entry) bool {
+		if !e.mu.TryLock() {
+			return true
 		}
+		if e.recovered > now {
+			e.mu.Unlock()
+			return true
+		}
+		sh.drop(e)
+		n++
+		return true
+	})
+	if sh.used-sh.live > sh.live && len(t.slots) > minTableSlots {
+		sh.rebuild(sh.live) // mostly tombstones: shrink
 	}
 	return n
 }
 
-// commit stores next as e's state, anchoring its slices (see entry.anchor).
-func (e *entry) commit(next core.State) {
-	log, leases := e.state.Log, e.state.Leases
-	e.state = next
-	e.anchor(log, leases)
-}
-
-// anchor moves the state's sliding log and leases back to the start of the backing
-// arrays they had before the last transition (log and leases), so that steady
-// traffic appends in place without allocating.
-func (e *entry) anchor(log []core.LogEntry, leases []core.Lease) {
-	e.state.Log = anchor(log, e.state.Log)
-	e.state.Leases = anchor(leases, e.state.Leases)
-}
-
-// anchor moves next to the start of old's backing array when next is a window of it
-// (the transitions drop from the front and append past the end).
-func anchor[T any](old, next []T) []T {
-	if len(next) == 0 || cap(old) == 0 || cap(next) == 0 {
-		return next
-	}
-	if &old[:cap(old)][cap(old)-1] != &next[:cap(next)][cap(next)-1] {
-		return next // a new array
-	}
-	n := copy(old[:len(next)], next)
-	return old[:n]
-}
-
-// settle records when e's state recovers, given the result of the decision just taken.
-func (e *entry) settle(now int64, res *core.Result) {
-	e.recovered = now + res.ResetAfter.Milliseconds()
+// random returns the next number of the shard's xorshift sequence. Requires sh.mu.
+func (sh *shard) random() uint64 {
+	sh.rng ^= sh.rng << 13
+	sh.rng ^= sh.rng >> 7
+	sh.rng ^= sh.rng << 17
+	return sh.rng
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,7 @@ func New(options ...Option) (*Store, error) {
 		s.clock = func() int64 { return clock().UnixMilli() }
 	}
 	for i := range s.shards {
-		s.shards[i].entries = make(map[uint64]*entry)
+		s.shards[i].init(maphash.Comparable(s.seed, i))
 	}
 	if cfg.sweepInterval > 0 {
 		s.finished.Add(1)
@@ -106,20 +107,14 @@ func (s *Store) Decide(_ context.Context, req core.Request) (res core.Result, er
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
-	sh := s.shard(h)
-	sh.mu.Lock()
-	e := sh.find(h, req.Policy.ID(), req.Key)
-	evictedLive := false
-	if e == nil {
-		e, evictedLive = sh.insert(h, req.Policy.ID(), req.Key, s.perShard, now)
-	}
+	e, evictedLive := s.shard(h).acquire(h, req.Policy.ID(), req.Key, s.perShard, now)
 	log, leases := e.state.Log, e.state.Leases
 	core.StepInPlace(&e.state, &req, now, &res)
 	if res.Allowed && (cap(log) > 0 || cap(leases) > 0) {
 		e.anchor(log, leases)
 	}
 	e.settle(now, &res)
-	sh.mu.Unlock()
+	e.mu.Unlock()
 	if evictedLive {
 		s.evictedEarly.Add(1)
 	}
@@ -130,7 +125,8 @@ func (s *Store) Decide(_ context.Context, req core.Request) (res core.Result, er
 const maxInlineStack = 8
 
 // DecideStack applies the requests as one all-or-nothing decision. It locks the
-// shards involved in ascending order, so concurrent stacks cannot deadlock.
+// shards involved in ascending order, so concurrent stacks cannot deadlock, and
+// then the entries: an entry is only ever locked by a stack that holds its shard.
 func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
@@ -160,9 +156,12 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 	now := s.now()
 	allowed, evictions := true, int64(0)
 	for i := range reqs {
-		e, evictedLive := s.shard(hashes[i]).lookup(hashes[i], reqs[i].Policy.ID(), reqs[i].Key, s.perShard, now)
+		e, evictedLive := s.shard(hashes[i]).lookupLocked(hashes[i], reqs[i].Policy.ID(), reqs[i].Key, s.perShard, now)
 		if evictedLive {
 			evictions++
+		}
+		if !slices.Contains(entries, e) {
+			e.mu.Lock() // now no later insert of this stack can evict it
 		}
 		entries = append(entries, e)
 		st, res := core.StepRequest(e.state, &reqs[i], now)
@@ -177,6 +176,11 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 			_, results[i] = core.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
 		}
 		e.settle(now, &results[i])
+	}
+	for i, e := range entries {
+		if !slices.Contains(entries[:i], e) {
+			e.mu.Unlock()
+		}
 	}
 	for i := len(shardIDs) - 1; i >= 0; i-- {
 		s.shards[shardIDs[i]].mu.Unlock()
@@ -212,13 +216,11 @@ func (s *Store) Release(_ context.Context, req core.Request, lease uint64) error
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
-	sh := s.shard(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e := sh.find(h, req.Policy.ID(), req.Key)
+	e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key)
 	if e == nil {
 		return nil
 	}
+	defer e.mu.Unlock()
 	e.state = core.ReleaseLease(e.state, lease)
 	e.recovered = now
 	for _, l := range e.state.Leases {
@@ -268,7 +270,7 @@ func (s *Store) Stats() Stats {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		st.Keys += sh.count
+		st.Keys += sh.live
 		sh.mu.Unlock()
 	}
 	return st
@@ -295,11 +297,9 @@ func (s *Store) Refund(_ context.Context, req core.Request) error {
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
-	sh := s.shard(h)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if e := sh.find(h, req.Policy.ID(), req.Key); e != nil {
+	if e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key); e != nil {
 		e.state = core.Refund(e.state, &req.Policy, now, req.EffectiveCost())
+		e.mu.Unlock()
 	}
 	return nil
 }

@@ -25,6 +25,6 @@ func stepFixedWindow(s *State, p *Policy, now, cost int64, charge bool, r *Resul
 	count += cost
 	r.Allowed = true
 	r.Remaining = p.limit - count
-	*s = State{Seen: true, Window: window, Count: count}
+	s.Seen, s.Window, s.Count = true, window, count // a fixed window's state has no other fields set
 	return
 }

@@ -24,6 +24,6 @@ func stepGCRA(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	r.Allowed = true
 	r.Remaining = quotient(tolerance-queued, p.unit)
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
-	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
+	s.Seen, s.TAT = true, fixedAfter(now, queued, p.refill) // GCRA's state has no other fields set
 	return
 }

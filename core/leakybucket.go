@@ -28,6 +28,6 @@ func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool, r *Resul
 		r.Remaining = (depth-queued)/p.unit + 1
 	}
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
-	*s = State{Seen: true, TAT: fixedAfter(now, queued, p.refill)}
+	s.Seen, s.TAT = true, fixedAfter(now, queued, p.refill) // a leaky bucket's state has no other fields set
 	return
 }

@@ -52,7 +52,16 @@ func (r Rate) String() string { return fmt.Sprintf("%d/%v", r.Limit, r.Period) }
 // burst. Two policies never read each other's state, and a policy whose parameters
 // change under the same name (a tenant's plan upgrade) starts from fresh state,
 // because state kept in one policy's units would be misread by another.
+//
+// A Policy is one pointer to its immutable parameters, so requests that carry it
+// stay small wherever they are passed by value.
 type Policy struct {
+	*spec
+}
+
+// spec holds a policy's parameters. It is written only while a constructor builds
+// it, and shared read-only by every copy of the Policy afterwards.
+type spec struct {
 	name      string
 	id        string // name#fingerprint: the key of the policy's state
 	algorithm Algorithm
@@ -68,25 +77,25 @@ type Policy struct {
 }
 
 // Option adjusts a policy under construction.
-type Option func(*Policy)
+type Option func(*spec)
 
 // WithBurst sets the bucket capacity of token_bucket, gcra and leaky_bucket policies
 // (the queue depth, for the leaky bucket). It defaults to the limit. Window
 // algorithms and the concurrency limiter reject it.
-func WithBurst(burst int64) Option { return func(p *Policy) { p.burst = burst } }
+func WithBurst(burst int64) Option { return func(p *spec) { p.burst = burst } }
 
 // WithCost sets the default cost of one request (default 1). A request may carry its
 // own cost; the default is what Policy.Cost reports.
-func WithCost(cost int64) Option { return func(p *Policy) { p.cost = cost } }
+func WithCost(cost int64) Option { return func(p *spec) { p.cost = cost } }
 
 // NewPolicy builds and validates a rate policy. The error names the policy and wraps
 // ErrInvalidPolicy. For a concurrency limit use NewConcurrencyPolicy.
 //
 //	api, err := core.NewPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 func NewPolicy(name string, algorithm Algorithm, rate Rate, options ...Option) (Policy, error) {
-	p := Policy{name: name, algorithm: algorithm, limit: rate.Limit, period: rate.Period, cost: 1, burst: -1}
+	p := Policy{&spec{name: name, algorithm: algorithm, limit: rate.Limit, period: rate.Period, cost: 1, burst: -1}}
 	for _, option := range options {
-		option(&p)
+		option(p.spec)
 	}
 	if algorithm == Concurrency {
 		return Policy{}, p.invalid("use NewConcurrencyPolicy for the concurrency algorithm")
@@ -98,9 +107,9 @@ func NewPolicy(name string, algorithm Algorithm, rate Rate, options ...Option) (
 // once. A lease is held while the request runs; a lease that is never released
 // expires after leaseTimeout, so a crashed handler cannot hold a slot forever.
 func NewConcurrencyPolicy(name string, maxInFlight int64, leaseTimeout time.Duration, options ...Option) (Policy, error) {
-	p := Policy{name: name, algorithm: Concurrency, limit: maxInFlight, period: leaseTimeout, cost: 1, burst: -1}
+	p := Policy{&spec{name: name, algorithm: Concurrency, limit: maxInFlight, period: leaseTimeout, cost: 1, burst: -1}}
 	for _, option := range options {
-		option(&p)
+		option(p.spec)
 	}
 	return p.finish()
 }
@@ -222,42 +231,86 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// Valid reports whether p was built by a constructor (the zero Policy is not).
-func (p Policy) Valid() bool { return p.periodMs > 0 }
+// Valid reports whether p was built by a constructor (the zero Policy is not). The
+// accessors of the zero Policy return zero values.
+func (p Policy) Valid() bool { return p.spec != nil }
 
 // Name is the policy's name; it keys the policy's state and names it in headers and errors.
-func (p Policy) Name() string { return p.name }
+func (p Policy) Name() string {
+	if p.spec == nil {
+		return ""
+	}
+	return p.name
+}
 
 // ID keys the policy's state: "name#alg.limit.period_ms.burst", for example
 // "api#tb.10.1000.20". Policies with one name but different parameters have different IDs.
-func (p Policy) ID() string { return p.id }
+func (p Policy) ID() string {
+	if p.spec == nil {
+		return ""
+	}
+	return p.id
+}
 
 // Algorithm is the policy's algorithm.
-func (p Policy) Algorithm() Algorithm { return p.algorithm }
+func (p Policy) Algorithm() Algorithm {
+	if p.spec == nil {
+		return ""
+	}
+	return p.algorithm
+}
 
 // Limit is how many units of cost one period admits (the most in flight, for concurrency).
-func (p Policy) Limit() int64 { return p.limit }
+func (p Policy) Limit() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.limit
+}
 
 // Period is the policy's period (the lease timeout, for concurrency).
-func (p Policy) Period() time.Duration { return p.period }
+func (p Policy) Period() time.Duration {
+	if p.spec == nil {
+		return 0
+	}
+	return p.period
+}
 
 // Rate is the policy's limit per period.
-func (p Policy) Rate() Rate { return Rate{Limit: p.limit, Period: p.period} }
+func (p Policy) Rate() Rate { return Rate{Limit: p.Limit(), Period: p.Period()} }
 
 // Burst is the bucket capacity (the queue depth for the leaky bucket). For window
 // algorithms and concurrency it equals the limit.
-func (p Policy) Burst() int64 { return p.burst }
+func (p Policy) Burst() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.burst
+}
 
 // Cost is the default cost of one request.
-func (p Policy) Cost() int64 { return p.cost }
+func (p Policy) Cost() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.cost
+}
 
 // Capacity is the most cost the policy admits at once: its quota.
-func (p Policy) Capacity() int64 { return p.capacity }
+func (p Policy) Capacity() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.capacity
+}
 
 // Window is the time the policy takes to recover its whole capacity from empty: the
 // period for window algorithms, capacity×period/limit for buckets. It is the "w" of
 // the RateLimit-Policy header field.
 func (p Policy) Window() time.Duration {
+	if p.spec == nil {
+		return 0
+	}
 	if !p.algorithm.usesBurst() {
 		return p.period
 	}
@@ -265,16 +318,31 @@ func (p Policy) Window() time.Duration {
 }
 
 // PeriodMillis is the period in milliseconds.
-func (p Policy) PeriodMillis() int64 { return p.periodMs }
+func (p Policy) PeriodMillis() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.periodMs
+}
 
 // TokenUnit is how many token units make one token in the exact arithmetic of the
 // bucket algorithms (token_bucket, gcra, leaky_bucket): period_ms / gcd(limit, period_ms).
 // Stores that run the algorithms elsewhere (Redis Lua) need it.
-func (p Policy) TokenUnit() int64 { return p.unit }
+func (p Policy) TokenUnit() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.unit
+}
 
 // RefillPerMilli is how many token units the bucket algorithms earn per millisecond:
 // limit / gcd(limit, period_ms).
-func (p Policy) RefillPerMilli() int64 { return p.refill }
+func (p Policy) RefillPerMilli() int64 {
+	if p.spec == nil {
+		return 0
+	}
+	return p.refill
+}
 
 // String describes the policy for logs: `api: token_bucket 10/1s burst 20`.
 func (p Policy) String() string {

@@ -107,3 +107,39 @@ func TestParseAlgorithm(t *testing.T) {
 		t.Error("ParseAlgorithm accepted an unknown name")
 	}
 }
+
+// The zero Policy is invalid, and everything that can be asked of it answers with
+// zero values or an error rather than a panic: it may reach a store from a
+// configuration that was never built.
+func TestZeroPolicyAnswersWithoutPanicking(t *testing.T) {
+	var p Policy
+	if p.Valid() || p.Name() != "" || p.ID() != "" || p.Algorithm() != "" || p.Limit() != 0 ||
+		p.Period() != 0 || p.Rate() != (Rate{}) || p.Burst() != 0 || p.Cost() != 0 ||
+		p.Capacity() != 0 || p.Window() != 0 || p.PeriodMillis() != 0 || p.TokenUnit() != 0 ||
+		p.RefillPerMilli() != 0 || p.String() != "invalid policy" {
+		t.Fatalf("the zero policy answered with something other than zero values: %v", p)
+	}
+	if err := p.CheckCost(1); !errors.Is(err, ErrInvalidPolicy) {
+		t.Fatalf("CheckCost: %v, want ErrInvalidPolicy", err)
+	}
+	req := Request{Policy: p, Key: "k"}
+	if err := req.Check(); !errors.Is(err, ErrInvalidPolicy) {
+		t.Fatalf("Check: %v, want ErrInvalidPolicy", err)
+	}
+	if _, res := Step(State{}, &p, 1000, 1, 0); res.Allowed {
+		t.Fatalf("Step admitted under the zero policy: %+v", res)
+	}
+	if _, res := Peek(State{}, &p, 1000, 1); res.Allowed {
+		t.Fatalf("Peek admitted under the zero policy: %+v", res)
+	}
+	var st State
+	var res Result
+	StepInPlace(&st, &req, 1000, &res)
+	if res.Allowed || st.Seen {
+		t.Fatalf("StepInPlace under the zero policy: %+v, state %+v", res, st)
+	}
+	seen := State{Seen: true, Count: 3}
+	if got := Refund(seen, &p, 1000, 1); got.Count != 3 {
+		t.Fatalf("Refund under the zero policy changed the state: %+v", got)
+	}
+}

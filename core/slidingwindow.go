@@ -42,7 +42,10 @@ func stepSlidingWindow(s *State, p *Policy, now, cost int64, charge bool, r *Res
 	r.Allowed = true
 	r.Remaining = max(0, p.limit-cur-weighted)
 	r.ResetAfter = slidingWindowReset(start, period, cur, prev, now)
-	*s = State{Seen: true, Window: window, Count: cur, Previous: prev}
+	s.Seen, s.Window, s.Count = true, window, cur // a sliding window's state has no other fields set
+	if s.Previous != prev {
+		s.Previous = prev // only when the window moves: stores may keep Previous off the hot cache line
+	}
 	return
 }
 

@@ -3,7 +3,12 @@ package core
 // State is the stored state of one key under one policy. Each algorithm uses only
 // its own fields; the zero State is the state of a key never seen (a full bucket, an
 // empty window, no leases). Timestamps are milliseconds since the Unix epoch.
+//
+// The scalar fields come first and Seen leads them, so that a store can keep every
+// field an algorithm writes on each decision within one cache line.
 type State struct {
+	// Seen reports that the key has state: a bucket that was never touched is full.
+	Seen bool
 	// Tokens is the token bucket's level in token units (Policy.TokenUnit per token).
 	Tokens int64
 	// Updated is when the token bucket was last refilled. Zero means never: the bucket is full.
@@ -22,8 +27,6 @@ type State struct {
 	Log []LogEntry
 	// Leases holds the concurrency limiter's leases.
 	Leases []Lease
-	// Seen reports that the key has state: a bucket that was never touched is full.
-	Seen bool
 }
 
 // LogEntry is one admitted request of a sliding log.

@@ -37,7 +37,11 @@ func StepInPlace(s *State, r *Request, now int64, res *Result) {
 
 // step decides on *s, writing it only when charge is set and the request is admitted.
 func step(s *State, p *Policy, now, cost int64, lease uint64, charge bool, r *Result) {
-	if cost < 1 || cost > p.capacity || !p.Valid() {
+	if !p.Valid() {
+		*r = Result{}
+		return
+	}
+	if cost < 1 || cost > p.capacity {
 		*r = Result{Policy: p.name, Limit: p.capacity}
 		return
 	}

@@ -52,7 +52,7 @@ type Request struct {
 // EffectiveCost is the request's cost, or its policy's default when Cost is zero.
 func (r *Request) EffectiveCost() int64 {
 	if r.Cost == 0 {
-		return r.Policy.cost
+		return r.Policy.Cost()
 	}
 	return r.Cost
 }
@@ -60,9 +60,9 @@ func (r *Request) EffectiveCost() int64 {
 // Check validates the request: a built policy, a key of 1 to MaxKeyLength bytes and
 // a cost the policy can admit. Errors name the policy.
 func (r *Request) Check() error {
-	if cost := r.EffectiveCost(); r.Policy.periodMs > 0 && cost >= 1 && cost <= r.Policy.capacity &&
+	if cost := r.EffectiveCost(); r.Policy.spec != nil && cost >= 1 && cost <= r.Policy.capacity &&
 		len(r.Key) > 0 && len(r.Key) <= MaxKeyLength {
-		return nil // the common case, without copying the policy
+		return nil // the common case
 	}
 	if err := r.Policy.CheckCost(r.EffectiveCost()); err != nil {
 		return err
@@ -86,7 +86,7 @@ func CheckStack(reqs []Request, results []Result) error {
 			return err
 		}
 		for j := 0; j < i; j++ {
-			if reqs[j].Policy.name == reqs[i].Policy.name {
+			if reqs[j].Policy.Name() == reqs[i].Policy.Name() {
 				return fmt.Errorf("%w %q: appears twice in one stack", ErrInvalidPolicy, reqs[i].Policy.name)
 			}
 		}

@@ -6,27 +6,32 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// entry is one key's state under one policy.
+// entry is one key's state under one policy. Its fields are laid out by cache line
+// (see TestEntryLayout):
 //
-// Its identity (hash, policy, key) is written once, before the entry is published
-// in a table, and only read afterwards, so lookups need no lock. Everything below
-// mu is read and written with mu held. The identity fills the first cache line and
-// the mutable fields start on the next one, so the line that lookups read stays
-// shared between cores while the decisions on a hot key pass the other one around.
+//   - The first line holds the identity (hash, policy, key), written once before
+//     the entry is published in a table and only read afterwards, so lookups need
+//     no lock; and dead, written once when the entry leaves its table.
+//   - The second line holds the mutex and the state's scalar fields: all that a
+//     decision on a token bucket, GCRA, fixed or sliding window writes. Decisions
+//     on a hot key pass this one line between cores.
+//   - The third holds the slices and recovered, which steady traffic on those
+//     algorithms reads but rarely writes.
 type entry struct {
 	hash   uint64
 	policy string // core.Policy.ID
 	key    string
-	_      [24]byte
-
-	mu sync.Mutex
 	// dead is set, with mu held, just before the entry leaves its table. A dead entry
 	// is never decided on again: whoever finds one looks the key up anew.
 	dead bool
+	_    [23]byte
+
+	mu    sync.Mutex
+	state core.State // requires mu
 	// recovered is when the state will have fully recovered (ms): from then on the
-	// entry decides like a missing one and may be evicted.
+	// entry decides like a missing one and may be evicted. It may lie later than
+	// that, never earlier. Requires mu.
 	recovered int64
-	state     core.State
 }
 
 // commit stores next as e's state, anchoring its slices (see entry.anchor). Requires e.mu.
@@ -58,9 +63,13 @@ func anchor[T any](old, next []T) []T {
 }
 
 // settle records when e's state recovers, given the result of the decision just
-// taken. Requires e.mu.
+// taken. It only ever moves recovered later: a recovery time that is too late only
+// keeps the entry a little longer, and most decisions on a busy key then write
+// nothing here. Requires e.mu.
 func (e *entry) settle(now int64, res *core.Result) {
-	e.recovered = now + res.ResetAfter.Milliseconds()
+	if at := now + res.ResetAfter.Milliseconds(); at > e.recovered {
+		e.recovered = at
+	}
 }
 
 // is reports whether e holds (policy, key), whose hash is h.

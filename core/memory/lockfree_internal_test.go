@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -61,5 +62,37 @@ func TestDecisionOnADroppedEntryGoesToANewOne(t *testing.T) {
 	}
 	if e := sh.table.Load().find(h, p.ID(), "k"); e == nil || e == old {
 		t.Fatalf("the table holds %p, want a new entry (old %p)", e, old)
+	}
+}
+
+// The entry's layout is what keeps a hot key's decisions on one cache line (see
+// entry). Adding a field in the wrong place fails here rather than silently
+// costing a second line per decision.
+func TestEntryLayout(t *testing.T) {
+	const line = 64
+	var e entry
+	if got := unsafe.Offsetof(e.mu); got != line {
+		t.Errorf("mu at offset %d, want %d: the identity must fill exactly the first line", got, line)
+	}
+	hot := []struct {
+		name string
+		end  uintptr
+	}{
+		{"Seen", unsafe.Offsetof(e.state.Seen) + unsafe.Sizeof(e.state.Seen)},
+		{"Tokens", unsafe.Offsetof(e.state.Tokens) + unsafe.Sizeof(e.state.Tokens)},
+		{"Updated", unsafe.Offsetof(e.state.Updated) + unsafe.Sizeof(e.state.Updated)},
+		{"TAT", unsafe.Offsetof(e.state.TAT) + unsafe.Sizeof(e.state.TAT)},
+		{"Window", unsafe.Offsetof(e.state.Window) + unsafe.Sizeof(e.state.Window)},
+		{"Count", unsafe.Offsetof(e.state.Count) + unsafe.Sizeof(e.state.Count)},
+	}
+	for _, f := range hot {
+		if end := unsafe.Offsetof(e.state) + f.end; end > 2*line {
+			t.Errorf("State.%s ends at offset %d of the entry, past the second line", f.name, end)
+		}
+	}
+	// The allocator aligns objects of a size class that is a multiple of 64 bytes
+	// to 64 bytes; 192 is such a class.
+	if size := unsafe.Sizeof(e); size != 3*line {
+		t.Errorf("entry is %d bytes, want %d", size, 3*line)
 	}
 }

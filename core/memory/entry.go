@@ -9,29 +9,31 @@ import (
 // entry is one key's state under one policy. Its fields are laid out by cache line
 // (see TestEntryLayout):
 //
-//   - The first line holds the identity (hash, policy, key), written once before
-//     the entry is published in a table and only read afterwards, so lookups need
-//     no lock; and dead, written once when the entry leaves its table.
+//   - The first line holds the identity (hash, policy ID, key) and the policy,
+//     written once before the entry is published in a table and only read
+//     afterwards, so lookups need no lock; and dead, written once when the entry
+//     leaves its table.
 //   - The second line holds the mutex and the state's scalar fields: all that a
-//     decision on a token bucket, GCRA, fixed or sliding window writes. Decisions
-//     on a hot key pass this one line between cores.
-//   - The third holds the slices and recovered, which steady traffic on those
-//     algorithms reads but rarely writes.
+//     decision on a token bucket, GCRA or fixed window touches, and all that a
+//     sliding window writes. Decisions on a hot key pass this one line between
+//     cores, and a decision on a cold key misses on these two lines only.
+//   - The rest holds the sliding window's previous count and the slices of the
+//     sliding log and the concurrency limiter.
+//
+// An entry records no recovery time: sweeps and evictions ask its policy
+// (entry.recoveredBy), so decisions write nothing but the state.
 type entry struct {
 	hash   uint64
-	policy string // core.Policy.ID
+	id     string // core.Policy.ID
 	key    string
+	policy core.Policy
 	// dead is set, with mu held, just before the entry leaves its table. A dead entry
 	// is never decided on again: whoever finds one looks the key up anew.
 	dead bool
-	_    [23]byte
+	_    [15]byte
 
 	mu    sync.Mutex
 	state core.State // requires mu
-	// recovered is when the state will have fully recovered (ms): from then on the
-	// entry decides like a missing one and may be evicted. It may lie later than
-	// that, never earlier. Requires mu.
-	recovered int64
 }
 
 // commit stores next as e's state, anchoring its slices (see entry.anchor). Requires e.mu.
@@ -62,17 +64,14 @@ func anchor[T any](old, next []T) []T {
 	return old[:n]
 }
 
-// settle records when e's state recovers, given the result of the decision just
-// taken. It only ever moves recovered later: a recovery time that is too late only
-// keeps the entry a little longer, and most decisions on a busy key then write
-// nothing here. Requires e.mu.
-func (e *entry) settle(now int64, res *core.Result) {
-	if at := now + res.ResetAfter.Milliseconds(); at > e.recovered {
-		e.recovered = at
-	}
+// recoveredAt is when e's state will have fully recovered (ms since the epoch):
+// from then on the entry decides exactly like a missing one and may be evicted.
+// Requires e.mu.
+func (e *entry) recoveredAt(now int64) int64 {
+	return now + core.RecoveredAfter(e.state, &e.policy, now).Milliseconds()
 }
 
-// is reports whether e holds (policy, key), whose hash is h.
-func (e *entry) is(h uint64, policy, key string) bool {
-	return e.hash == h && e.key == key && e.policy == policy
+// is reports whether e holds the key under the policy with that ID; h is their hash.
+func (e *entry) is(h uint64, id, key string) bool {
+	return e.hash == h && e.key == key && e.id == id
 }

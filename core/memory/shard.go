@@ -3,6 +3,8 @@ package memory
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // evictionSample is how many entries a full shard samples to pick one to evict.
@@ -28,8 +30,8 @@ func (sh *shard) init(seed uint64) {
 
 // acquire returns the entry of (policy, key) with its mutex held, creating the
 // entry when missing. It reports whether a live entry was evicted to make room.
-func (sh *shard) acquire(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.table.Load().find(h, policy, key); e != nil {
+func (sh *shard) acquire(h uint64, p core.Policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
+	if e = sh.table.Load().find(h, p.ID(), key); e != nil {
 		e.mu.Lock()
 		if !e.dead {
 			return e, false
@@ -37,7 +39,7 @@ func (sh *shard) acquire(h uint64, policy, key string, maxKeys int, now int64) (
 		e.mu.Unlock()
 	}
 	sh.mu.Lock()
-	e, evictedLive = sh.lookupLocked(h, policy, key, maxKeys, now)
+	e, evictedLive = sh.lookupLocked(h, p, key, maxKeys, now)
 	e.mu.Lock()
 	sh.mu.Unlock()
 	return e, evictedLive
@@ -45,8 +47,8 @@ func (sh *shard) acquire(h uint64, policy, key string, maxKeys int, now int64) (
 
 // acquireExisting returns the entry of (policy, key) with its mutex held, or nil
 // when the key has no entry.
-func (sh *shard) acquireExisting(h uint64, policy, key string) *entry {
-	if e := sh.table.Load().find(h, policy, key); e != nil {
+func (sh *shard) acquireExisting(h uint64, id, key string) *entry {
+	if e := sh.table.Load().find(h, id, key); e != nil {
 		e.mu.Lock()
 		if !e.dead {
 			return e
@@ -55,7 +57,7 @@ func (sh *shard) acquireExisting(h uint64, policy, key string) *entry {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e := sh.table.Load().find(h, policy, key)
+	e := sh.table.Load().find(h, id, key)
 	if e != nil {
 		e.mu.Lock()
 	}
@@ -66,8 +68,8 @@ func (sh *shard) acquireExisting(h uint64, policy, key string) *entry {
 // When the shard holds maxKeys entries already, it first evicts the sampled entry
 // that recovers soonest, and reports whether that entry was still live. Requires
 // sh.mu; the entry's mutex is not taken.
-func (sh *shard) lookupLocked(h uint64, policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.table.Load().find(h, policy, key); e != nil {
+func (sh *shard) lookupLocked(h uint64, p core.Policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
+	if e = sh.table.Load().find(h, p.ID(), key); e != nil {
 		return e, false
 	}
 	if sh.live >= maxKeys {
@@ -77,7 +79,7 @@ func (sh *shard) lookupLocked(h uint64, policy, key string, maxKeys int, now int
 	if t.full(sh.used) {
 		t = sh.rebuild(sh.live + 1)
 	}
-	e = &entry{hash: h, policy: policy, key: key, recovered: now}
+	e = &entry{hash: h, id: p.ID(), key: key, policy: p}
 	if t.place(e) {
 		sh.used++
 	}
@@ -107,29 +109,29 @@ func (sh *shard) rebuild(want int) *table {
 // Requires sh.mu.
 func (sh *shard) evictOne(now int64) (live bool) {
 	var victim *entry
+	var victimAt int64
 	seen := 0
 	sh.table.Load().each(sh.random(), func(e *entry) bool {
 		if !e.mu.TryLock() {
 			return true
 		}
-		switch {
+		switch at := e.recoveredAt(now); {
 		case victim == nil:
-			victim = e
-		case e.recovered < victim.recovered:
+			victim, victimAt = e, at
+		case at < victimAt:
 			victim.mu.Unlock()
-			victim = e
+			victim, victimAt = e, at
 		default:
 			e.mu.Unlock()
 		}
 		seen++
-		return seen < evictionSample && victim.recovered > now
+		return seen < evictionSample && victimAt > now
 	})
 	if victim == nil {
 		return false
 	}
-	live = victim.recovered > now
 	sh.drop(victim)
-	return live
+	return victimAt > now
 }
 
 // drop marks e dead, releases its mutex and takes it out of the table. Requires
@@ -150,7 +152,7 @@ func (sh *shard) sweep(now int64) int {
 		if !e.mu.TryLock() {
 			return true
 		}
-		if e.recovered > now {
+		if e.recoveredAt(now) > now {
 			e.mu.Unlock()
 			return true
 		}

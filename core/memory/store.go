@@ -107,19 +107,25 @@ func (s *Store) Decide(_ context.Context, req core.Request) (res core.Result, er
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
-	e, evictedLive := s.shard(h).acquire(h, req.Policy.ID(), req.Key, s.perShard, now)
-	log, leases := e.state.Log, e.state.Leases
-	core.StepInPlace(&e.state, &req, now, &res)
-	if res.Allowed && (cap(log) > 0 || cap(leases) > 0) {
-		e.anchor(log, leases)
+	e, evictedLive := s.shard(h).acquire(h, req.Policy, req.Key, s.perShard, now)
+	if keepsSlices(req.Policy.Algorithm()) {
+		log, leases := e.state.Log, e.state.Leases
+		core.StepInPlace(&e.state, &req, now, &res)
+		if res.Allowed {
+			e.anchor(log, leases)
+		}
+	} else {
+		core.StepInPlace(&e.state, &req, now, &res) // without touching the slices' cache line
 	}
-	e.settle(now, &res)
 	e.mu.Unlock()
 	if evictedLive {
 		s.evictedEarly.Add(1)
 	}
 	return res, nil
 }
+
+// keepsSlices reports whether the algorithm's state has slices (see entry.anchor).
+func keepsSlices(a core.Algorithm) bool { return a == core.SlidingLog || a == core.Concurrency }
 
 // maxInlineStack is the stack size DecideStack handles without allocating.
 const maxInlineStack = 8
@@ -156,7 +162,7 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 	now := s.now()
 	allowed, evictions := true, int64(0)
 	for i := range reqs {
-		e, evictedLive := s.shard(hashes[i]).lookupLocked(hashes[i], reqs[i].Policy.ID(), reqs[i].Key, s.perShard, now)
+		e, evictedLive := s.shard(hashes[i]).lookupLocked(hashes[i], reqs[i].Policy, reqs[i].Key, s.perShard, now)
 		if evictedLive {
 			evictions++
 		}
@@ -175,7 +181,6 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 		case results[i].Allowed:
 			_, results[i] = core.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
 		}
-		e.settle(now, &results[i])
 	}
 	for i, e := range entries {
 		if !slices.Contains(entries[:i], e) {
@@ -214,18 +219,13 @@ func (s *Store) Release(_ context.Context, req core.Request, lease uint64) error
 	if req.Policy.Algorithm() != core.Concurrency {
 		return fmt.Errorf("memory: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
 	}
-	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
 	e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key)
 	if e == nil {
 		return nil
 	}
-	defer e.mu.Unlock()
 	e.state = core.ReleaseLease(e.state, lease)
-	e.recovered = now
-	for _, l := range e.state.Leases {
-		e.recovered = max(e.recovered, l.Expires)
-	}
+	e.mu.Unlock()
 	return nil
 }
 

@@ -28,14 +28,15 @@ func newTable(slots int) *table {
 // the table indexes by the high ones.
 func (t *table) home(h uint64) uint64 { return (h >> 32) & t.mask }
 
-// find returns the entry of (policy, key), or nil. It takes no lock.
-func (t *table) find(h uint64, policy, key string) *entry {
+// find returns the entry of the key under the policy with that ID, or nil. It
+// takes no lock.
+func (t *table) find(h uint64, id, key string) *entry {
 	for i := t.home(h); ; i = (i + 1) & t.mask {
 		e := t.slots[i].Load()
 		if e == nil {
 			return nil
 		}
-		if e != t.tombstone && e.is(h, policy, key) {
+		if e != t.tombstone && e.is(h, id, key) {
 			return e
 		}
 	}

@@ -9,7 +9,7 @@ func stepGCRA(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	tolerance := p.capacity * p.unit
 	need := cost * p.unit
 	*r = Result{Policy: p.name, Limit: p.capacity}
-	queued, far := s.TAT.unitsAhead(now, p.refill, tolerance)
+	queued, far := s.TAT.unitsAhead(now, p.refill, p.farMs)
 	if refused := far || queued+need > tolerance; refused || !charge {
 		if refused {
 			r.RetryAfter = s.TAT.waitUntil(now, p.refill, tolerance-need)

@@ -10,7 +10,7 @@ package core
 func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	depth := p.capacity * p.unit
 	*r = Result{Policy: p.name, Limit: p.capacity}
-	queued, far := s.TAT.unitsAhead(now, p.refill, depth)
+	queued, far := s.TAT.unitsAhead(now, p.refill, p.farMs)
 	if refused := far || queued > depth; refused || !charge {
 		if refused {
 			r.RetryAfter = s.TAT.waitUntil(now, p.refill, depth)

@@ -74,6 +74,7 @@ type spec struct {
 	capacity int64 // the most cost the policy holds at once: burst for buckets, limit otherwise
 	unit     int64 // token units per token: periodMs / gcd(limit, periodMs)
 	refill   int64 // token units earned per millisecond: limit / gcd(limit, periodMs)
+	farMs    int64 // farMillis(capacity×unit, refill): a queue further ahead is refused outright
 }
 
 // Option adjusts a policy under construction.
@@ -179,6 +180,7 @@ func (p Policy) finish() (Policy, error) {
 	}
 	g := gcd(p.limit, p.periodMs)
 	p.unit, p.refill = p.periodMs/g, p.limit/g
+	p.farMs = farMillis(p.capacity*p.unit, p.refill)
 	if err := p.checkExact(); err != nil {
 		return Policy{}, err
 	}

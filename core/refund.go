@@ -26,7 +26,7 @@ func Refund(s State, p *Policy, now, cost int64) State {
 		s = refillTokenBucket(s, p, now)
 		s.Tokens = min(p.capacity*p.unit, s.Tokens+cost*p.unit)
 	case GCRA, LeakyBucket:
-		queued, far := s.TAT.unitsAhead(now, p.refill, 2*p.capacity*p.unit)
+		queued, far := s.TAT.unitsAhead(now, p.refill, farMillis(2*p.capacity*p.unit, p.refill))
 		if far {
 			return s
 		}

@@ -25,6 +25,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("PlanChangeTakesEffectOnNextRequest", func(t *testing.T) { testPlanChange(t, newStore) })
 	t.Run("InvalidRequests", func(t *testing.T) { testInvalid(t, newStore) })
 	t.Run("ConcurrentOneKey", func(t *testing.T) { testConcurrent(t, newStore) })
+	t.Run("ConcurrentOverlappingStacks", func(t *testing.T) { testConcurrentStacks(t, newStore) })
 	t.Run("ConcurrencyLeases", func(t *testing.T) { testLeases(t, newStore) })
 	t.Run("ExactAtTheEndsOfTheRange", func(t *testing.T) { testRangeEnds(t, newStore) })
 }
@@ -290,6 +291,70 @@ func testConcurrent(t *testing.T, newStore NewStore) {
 				}
 			}
 		})
+	}
+}
+
+// testConcurrentStacks runs, at once, two kinds of stack that share one key and
+// single decisions on that key, with the clock frozen. The shared key admits
+// exactly its limit in all, and each stack's other key was charged exactly as
+// often as its stack was admitted: all-or-nothing holds under contention, and
+// overlapping stacks neither deadlock nor lose a charge.
+func testConcurrentStacks(t *testing.T, newStore NewStore) {
+	clock := NewClock()
+	store := newStore(t, clock)
+	ctx := context.Background()
+	left := core.MustPolicy("overlap-left", core.FixedWindow, core.Rate{Limit: 1000, Period: time.Hour})
+	shared := core.MustPolicy("overlap-shared", core.TokenBucket, core.Rate{Limit: 1, Period: time.Hour}, core.WithBurst(40))
+	right := core.MustPolicy("overlap-right", core.GCRA, core.Rate{Limit: 1, Period: time.Hour}, core.WithBurst(1000))
+	stacks := [][]core.Request{
+		{{Policy: left, Key: "left"}, {Policy: shared, Key: "shared"}},
+		{{Policy: shared, Key: "shared"}, {Policy: right, Key: "right"}},
+		{{Policy: shared, Key: "shared"}},
+	}
+	const goroutines, each = 12, 12
+	var admitted [3]atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				kind := (g + i) % len(stacks)
+				var ok bool
+				var err error
+				if len(stacks[kind]) == 1 { // a single decision, which stores may take on another path
+					var res core.Result
+					res, err = store.Decide(ctx, stacks[kind][0])
+					ok = res.Allowed
+				} else {
+					ok, err = store.DecideStack(ctx, stacks[kind], make([]core.Result, len(stacks[kind])))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ok {
+					admitted[kind].Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := admitted[0].Load() + admitted[1].Load() + admitted[2].Load()
+	if total != shared.Burst() {
+		t.Fatalf("the shared key admitted %d (%d, %d and %d by kind), want exactly its burst %d",
+			total, admitted[0].Load(), admitted[1].Load(), admitted[2].Load(), shared.Burst())
+	}
+	for kind, own := range []core.Request{stacks[0][0], stacks[1][1]} {
+		res := mustAllow(t, store, own, true) // charges one more to read the count
+		if spent := own.Policy.Capacity() - res.Remaining - 1; spent != admitted[kind].Load() {
+			t.Errorf("%s was charged %d times, its stack was admitted %d times", own.Policy.Name(), spent, admitted[kind].Load())
+		}
 	}
 }
 

@@ -256,37 +256,17 @@ func testConcurrent(t *testing.T, newStore NewStore) {
 			for round, advance := range []time.Duration{0, 200 * time.Millisecond, 1500 * time.Millisecond} {
 				clock.Advance(advance)
 				const goroutines, each = 64, 8
-				var admitted atomic.Int64
-				var wg sync.WaitGroup
-				errs := make(chan error, goroutines)
-				for g := 0; g < goroutines; g++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for i := 0; i < each; i++ {
-							res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "hot"})
-							if err != nil {
-								errs <- err
-								return
-							}
-							if res.Allowed {
-								admitted.Add(1)
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				close(errs)
-				for err := range errs {
-					t.Fatal(err)
-				}
+				admitted := hammer(t, goroutines, each, func(int, int) (bool, error) {
+					res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "hot"})
+					return res.Allowed, err
+				})
 				want := int64(0)
 				for i := 0; i < goroutines*each; i++ {
 					if ref.decide(core.Request{Policy: p, Key: "hot"}, clock.Millis()).Allowed {
 						want++
 					}
 				}
-				if got := admitted.Load(); got != want {
+				if got := admitted; got != want {
 					t.Fatalf("round %d: %d goroutines admitted %d, the model admits exactly %d", round, goroutines, got, want)
 				}
 			}
@@ -311,40 +291,21 @@ func testConcurrentStacks(t *testing.T, newStore NewStore) {
 		{{Policy: shared, Key: "shared"}, {Policy: right, Key: "right"}},
 		{{Policy: shared, Key: "shared"}},
 	}
-	const goroutines, each = 12, 12
 	var admitted [3]atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines)
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				kind := (g + i) % len(stacks)
-				var ok bool
-				var err error
-				if len(stacks[kind]) == 1 { // a single decision, which stores may take on another path
-					var res core.Result
-					res, err = store.Decide(ctx, stacks[kind][0])
-					ok = res.Allowed
-				} else {
-					ok, err = store.DecideStack(ctx, stacks[kind], make([]core.Result, len(stacks[kind])))
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				if ok {
-					admitted[kind].Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	hammer(t, 12, 12, func(g, i int) (ok bool, err error) {
+		kind := (g + i) % len(stacks)
+		if len(stacks[kind]) == 1 { // a single decision, which stores may take on another path
+			var res core.Result
+			res, err = store.Decide(ctx, stacks[kind][0])
+			ok = res.Allowed
+		} else {
+			ok, err = store.DecideStack(ctx, stacks[kind], make([]core.Result, len(stacks[kind])))
+		}
+		if ok {
+			admitted[kind].Add(1)
+		}
+		return ok, err
+	})
 	total := admitted[0].Load() + admitted[1].Load() + admitted[2].Load()
 	if total != shared.Burst() {
 		t.Fatalf("the shared key admitted %d (%d, %d and %d by kind), want exactly its burst %d",
@@ -356,6 +317,38 @@ func testConcurrentStacks(t *testing.T, newStore NewStore) {
 			t.Errorf("%s was charged %d times, its stack was admitted %d times", own.Policy.Name(), spent, admitted[kind].Load())
 		}
 	}
+}
+
+// hammer calls decide each times from each of goroutines goroutines at once (g is
+// the goroutine, i the call) and returns how many calls were admitted. It fails t
+// with the first error, after every goroutine has stopped.
+func hammer(t *testing.T, goroutines, each int, decide func(g, i int) (bool, error)) (admitted int64) {
+	t.Helper()
+	var count atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				ok, err := decide(g, i)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ok {
+					count.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return count.Load()
 }
 
 func testLeases(t *testing.T, newStore NewStore) {

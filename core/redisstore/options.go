@@ -93,9 +93,12 @@ func WithExpiryMargin(margin time.Duration) Option {
 
 // Bounds and suggested values of WithBatching.
 const (
-	// DefaultBatchWindow is a suggested window for WithBatching: long enough to gather
-	// the decisions of 64 busy goroutines, short against a loopback round trip.
-	DefaultBatchWindow = 100 * time.Microsecond
+	// DefaultBatchWindow is a suggested window for WithBatching. It is short against the
+	// server's time on a batch in flight, so the next batch is on its way before the
+	// server runs dry: on loopback with 64 goroutines, 20µs gave 111-117k decisions/s
+	// where 50µs and 100µs gave 89-97k, and its latency was no worse at 1, 8 or 64
+	// goroutines (BenchmarkLatency).
+	DefaultBatchWindow = 20 * time.Microsecond
 	// DefaultMaxBatch is a suggested maxBatch for WithBatching.
 	DefaultMaxBatch = 64
 	// MaxBatchWindow bounds the window of WithBatching.

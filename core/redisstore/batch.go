@@ -79,6 +79,13 @@ func (b *batcher) decide(ctx context.Context, req core.Request, key string, now 
 	if q == nil { // no route to a node now: decide alone, which reports why
 		return b.store.decideAlone(ctx, req, key, now)
 	}
+	if q.claimIdle() {
+		// Nothing in flight and nothing waiting: a batch would hold this decision
+		// alone, so it goes out from this goroutine, as one unbatched call. While it
+		// is in flight it counts as a batch: arrivals gather behind it.
+		defer q.release()
+		return b.store.decideAlone(ctx, req, key, now)
+	}
 	c, _ := b.calls.Get().(*batchCall)
 	if c == nil {
 		c = &batchCall{done: make(chan struct{}, 1)}
@@ -183,6 +190,26 @@ type batchQueue struct {
 	closed  bool // set by the last sender to leave
 	work    chan struct{}
 	full    chan struct{}
+}
+
+// claimIdle reports whether the queue is idle (open, nothing in flight, nothing
+// waiting), and if so counts the caller's own call as a batch in flight until
+// release.
+func (q *batchQueue) claimIdle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || q.sending > 0 || len(q.pending) > 0 {
+		return false
+	}
+	q.sending++
+	return true
+}
+
+// release ends a call that claimIdle counted as in flight.
+func (q *batchQueue) release() {
+	q.mu.Lock()
+	q.sending--
+	q.mu.Unlock()
 }
 
 func (q *batchQueue) enqueue(c *batchCall) error {

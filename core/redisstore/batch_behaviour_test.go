@@ -16,9 +16,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 )
 
-// pipelineGate is a go-redis hook that records when each pipeline leaves and how many
-// commands it holds, and holds the first pipeline until release: a batch in flight
-// that the test controls.
+// pipelineGate is a go-redis hook that records when each pipeline or lone command
+// leaves and how many commands it holds, and holds the first until release: a batch
+// in flight that the test controls (a decision alone leaves as one command).
 type pipelineGate struct {
 	mu      sync.Mutex
 	sent    []gateRecord
@@ -28,30 +28,52 @@ type pipelineGate struct {
 }
 
 type gateRecord struct {
-	at   time.Time
-	cmds int
-	args int // arguments of the first command
+	at        time.Time
+	cmds      int
+	args      int  // arguments of the first command
+	pipelined bool // a pipeline (a batch), not a lone command
 }
 
 func newPipelineGate() *pipelineGate {
 	return &pipelineGate{hold: make(chan struct{}), holding: make(chan struct{})}
 }
 
-func (g *pipelineGate) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (g *pipelineGate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if err := g.pass(ctx, []redis.Cmder{cmd}, false); err != nil {
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
 
 func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		g.mu.Lock()
-		g.sent = append(g.sent, gateRecord{at: time.Now(), cmds: len(cmds), args: len(cmds[0].Args())})
-		first := len(g.sent) == 1
-		g.mu.Unlock()
-		if first {
-			close(g.holding)
-			<-g.hold
+		if err := g.pass(ctx, cmds, true); err != nil {
+			return err
 		}
 		return next(ctx, cmds)
 	}
+}
+
+// pass records cmds and holds the first of them until release, or until ctx ends
+// as a server that does not answer would (go-redis then fails the call with ctx's
+// error).
+func (g *pipelineGate) pass(ctx context.Context, cmds []redis.Cmder, pipelined bool) error {
+	g.mu.Lock()
+	g.sent = append(g.sent, gateRecord{at: time.Now(), cmds: len(cmds), args: len(cmds[0].Args()), pipelined: pipelined})
+	first := len(g.sent) == 1
+	g.mu.Unlock()
+	if first {
+		close(g.holding)
+		select {
+		case <-g.hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 func (g *pipelineGate) release() { g.once.Do(func() { close(g.hold) }) }
@@ -101,16 +123,24 @@ func gatedStoreIdle(t *testing.T, window time.Duration, maxBatch int) (*redissto
 }
 
 // A decision alone waits for no batch: with the longest window, twenty decisions one
-// after another each come back long before the window would have passed.
+// after another each come back long before the window would have passed, and each
+// leaves from its caller as one plain command, not as a batch of one.
 func TestBatchLoneDecisionWaitsForNoOne(t *testing.T) {
-	store, err := redisstore.New(standaloneClient(t), redisstore.WithPrefix(uniquePrefix()),
+	client := standaloneClient(t)
+	store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()),
 		redisstore.WithBatching(redisstore.MaxBatchWindow, redisstore.DefaultMaxBatch))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
 	p := core.MustPolicy("lone", core.GCRA, core.PerSecond(1000))
-	took := make([]time.Duration, 21)
+	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "warm"}); err != nil {
+		t.Fatal(err) // loads the script
+	}
+	gate := newPipelineGate()
+	gate.release() // records, holds nothing
+	client.AddHook(gate)
+	took := make([]time.Duration, 20)
 	for i := range took {
 		start := time.Now()
 		if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: fmt.Sprint("user", i)}); err != nil {
@@ -118,12 +148,16 @@ func TestBatchLoneDecisionWaitsForNoOne(t *testing.T) {
 		}
 		took[i] = time.Since(start)
 	}
-	took = took[1:] // the first loads the script
 	slices.Sort(took)
 	if median := took[len(took)/2]; median >= redisstore.MaxBatchWindow/4 {
 		t.Fatalf("lone decisions took %v: they waited for the %v window", took, redisstore.MaxBatchWindow)
 	}
 	t.Logf("20 lone decisions: median %v, slowest %v", took[len(took)/2], took[len(took)-1])
+	for _, r := range gate.records() {
+		if r.pipelined {
+			t.Fatalf("a lone decision went out as a batch: %+v", r)
+		}
+	}
 }
 
 // While a batch is in flight, a decision waits for the window and no longer, and
@@ -205,7 +239,8 @@ func TestBatchCallerContexts(t *testing.T) {
 	if n, err := client.Exists(context.Background(), store.Key(p, "leaves")).Result(); err != nil || n != 0 {
 		t.Fatalf("the dropped decision was charged: EXISTS %d %v", n, err)
 	}
-	// A deadline that ends while the caller's batch is in flight, held.
+	// A deadline that ends while the caller's decision is in flight, held (alone, it
+	// left as one command from the caller's goroutine).
 	store2, _, _ := gatedStoreIdle(t, 0, 64)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel2()

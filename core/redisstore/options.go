@@ -111,12 +111,15 @@ const (
 // Cluster master) into one round trip: a pipeline of one command per group of keys
 // that one script call may touch (all keys on a standalone server, one slot on a
 // Cluster, one hash tag on a Ring), each group decided by one script call that runs
-// every decision as the unbatched store does, in order, atomically. A decision waits
-// for no one when no batch to its node is in flight; while one is, the decisions that
-// arrive gather until maxBatch wait or the oldest has waited window (0: none, the batch
-// is what gathered meanwhile), then leave. window must lie in 0..MaxBatchWindow and
-// maxBatch in 2..MaxBatchSize (DefaultBatchWindow and DefaultMaxBatch suit most). Stacks,
-// refunds and releases are not batched.
+// every decision as the unbatched store does, in order, atomically.
+//
+// A decision waits for no one when no batch to its node is in flight or waiting: it
+// is then sent alone, from the caller's goroutine, and counts as the batch in flight.
+// While one is in flight, the decisions that arrive gather until maxBatch wait or the
+// oldest has waited window (0: none, the batch is what gathered meanwhile), then
+// leave. window must lie in 0..MaxBatchWindow and maxBatch in 2..MaxBatchSize
+// (DefaultBatchWindow and DefaultMaxBatch suit most). Stacks, refunds and releases
+// are not batched.
 func WithBatching(window time.Duration, maxBatch int) Option {
 	return func(c *config) error {
 		if window < 0 || window > MaxBatchWindow || maxBatch < 2 || maxBatch > MaxBatchSize {

@@ -54,7 +54,8 @@ func (r Rate) String() string { return fmt.Sprintf("%d/%v", r.Limit, r.Period) }
 // because state kept in one policy's units would be misread by another.
 //
 // A Policy is one pointer to its immutable parameters, so requests that carry it
-// stay small wherever they are passed by value.
+// stay small wherever they are passed by value. Two policies built alike are
+// therefore not == to each other; compare their IDs.
 type Policy struct {
 	*spec
 }

@@ -31,12 +31,8 @@ func (sh *shard) init(seed uint64) {
 // acquire returns the entry of (policy, key) with its mutex held, creating the
 // entry when missing. It reports whether a live entry was evicted to make room.
 func (sh *shard) acquire(h uint64, p core.Policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.table.Load().find(h, p.ID(), key); e != nil {
-		e.mu.Lock()
-		if !e.dead {
-			return e, false
-		}
-		e.mu.Unlock()
+	if e = sh.lockFound(h, p.ID(), key); e != nil {
+		return e, false
 	}
 	sh.mu.Lock()
 	e, evictedLive = sh.lookupLocked(h, p, key, maxKeys, now)
@@ -48,18 +44,30 @@ func (sh *shard) acquire(h uint64, p core.Policy, key string, maxKeys int, now i
 // acquireExisting returns the entry of (policy, key) with its mutex held, or nil
 // when the key has no entry.
 func (sh *shard) acquireExisting(h uint64, id, key string) *entry {
-	if e := sh.table.Load().find(h, id, key); e != nil {
-		e.mu.Lock()
-		if !e.dead {
-			return e
-		}
-		e.mu.Unlock()
+	if e := sh.lockFound(h, id, key); e != nil {
+		return e
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	e := sh.table.Load().find(h, id, key)
 	if e != nil {
 		e.mu.Lock()
+	}
+	return e
+}
+
+// lockFound is the lock-free path: the entry found in the table, with its mutex
+// held, unless there is none or it turned out dead (its key must then be looked
+// up again under sh.mu, after the entry has left the table).
+func (sh *shard) lockFound(h uint64, id, key string) *entry {
+	e := sh.table.Load().find(h, id, key)
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return nil
 	}
 	return e
 }

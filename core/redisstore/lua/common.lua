@@ -2,10 +2,10 @@
 --
 -- Lua numbers are doubles. Policy construction (core.NewPolicy) guarantees that every
 -- value an algorithm computes stays below 2^53, where doubles are exact integers, so
--- these helpers reproduce Go's int64 arithmetic exactly. Numbers go to Redis as Lua
--- numbers (Redis prints integral ones exactly) or, joined into one value, through
--- string.format('%d'); never through tostring or '..', which print 15+ digit numbers in
--- exponent form.
+-- these helpers reproduce Go's int64 arithmetic exactly. Numbers go to Redis through
+-- string.format('%d') (TTLs, and states joined into one value), or as Lua numbers,
+-- which Redis prints exactly but with a slower "%.17g"; never through tostring or '..',
+-- which print 15+ digit numbers in exponent form.
 --
 -- Each algorithm's file defines load(key, p) -> state (or nil, error), step(state, p,
 -- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
@@ -53,5 +53,5 @@ end
 
 -- expire sets key's TTL to ms milliseconds (at least one).
 local function expire(key, ms)
-  redis.call('PEXPIRE', key, ms > 1 and ms or 1)
+  redis.call('PEXPIRE', key, format('%d', ms > 1 and ms or 1))
 end

@@ -49,7 +49,7 @@ local function save_fixed_time(key, t, now, margin)
   if t.frac > 0 then
     ttl = ttl + 1
   end
-  redis.call('SET', key, format('%d %d', t.millis, t.frac), 'PX', ttl > 1 and ttl or 1)
+  redis.call('SET', key, format('%d %d', t.millis, t.frac), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 -- commit_fixed_time stores a charged TAT.

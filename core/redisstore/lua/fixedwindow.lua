@@ -39,7 +39,7 @@ end
 
 local function save_window(key, st, p, now, margin)
   local ttl = (st.window + 1) * p.period - now + margin
-  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', ttl > 1 and ttl or 1)
+  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 function fixed_window.commit(key, old, st, p, now, margin)

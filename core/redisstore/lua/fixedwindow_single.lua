@@ -18,5 +18,5 @@ if count + cost > limit then
 end
 count = count + cost
 local ttl = until_end + margin
-redis.call('SET', KEYS[1], format('%d %d', window, count), 'PX', ttl > 1 and ttl or 1)
+redis.call('SET', KEYS[1], format('%d %d', window, count), 'PX', format('%d', ttl > 1 and ttl or 1))
 return {now, 1, 1, limit - count, 0, until_end, 0}

@@ -98,7 +98,7 @@ end
 
 local function save_counts(key, st, p, now, margin)
   local ttl = (st.window + 2) * p.period - now + margin
-  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', ttl > 1 and ttl or 1)
+  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 function sliding_window.commit(key, old, st, p, now, margin)

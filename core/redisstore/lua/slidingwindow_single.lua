@@ -65,5 +65,5 @@ cur = cur + cost
 reset = start + 2 * period - now
 local remaining = limit - cur - weighted
 local ttl = reset + margin
-redis.call('SET', KEYS[1], format('%d %d %d', window, cur, prev), 'PX', ttl > 1 and ttl or 1)
+redis.call('SET', KEYS[1], format('%d %d %d', window, cur, prev), 'PX', format('%d', ttl > 1 and ttl or 1))
 return {now, 1, 1, remaining > 0 and remaining or 0, 0, reset, 0}

@@ -55,7 +55,7 @@ end
 
 local function save_bucket(key, st, p, now, margin)
   local ttl = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill) - now + margin
-  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', ttl > 1 and ttl or 1)
+  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 function token_bucket.commit(key, old, st, p, now, margin)

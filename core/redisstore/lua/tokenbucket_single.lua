@@ -24,5 +24,5 @@ end
 level = level - need
 local reset = quot(full - level + refill - 1, refill)
 local ttl = updated + reset - now + margin
-redis.call('SET', KEYS[1], format('%d %d', level, updated), 'PX', ttl > 1 and ttl or 1)
+redis.call('SET', KEYS[1], format('%d %d', level, updated), 'PX', format('%d', ttl > 1 and ttl or 1))
 return {now, 1, 1, quot(level, unit), 0, reset, 0}

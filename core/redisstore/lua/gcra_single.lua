@@ -22,9 +22,10 @@ end
 queued = queued + need
 local whole = quot(queued, refill)
 millis, frac = now + whole, queued - whole * refill
-local ttl = millis - now + margin
+local reset = whole -- ⌈queued/refill⌉: whole ms until the TAT
 if frac > 0 then
-  ttl = ttl + 1
+  reset = whole + 1
 end
-redis.call('SET', KEYS[1], format('%d %d', millis, frac), 'PX', ttl > 1 and ttl or 1)
-return {now, 1, 1, quot(reach - queued, unit), 0, quot(queued + refill - 1, refill), 0}
+local ttl = reset + margin
+redis.call('SET', KEYS[1], format('%d %d', millis, frac), 'PX', format('%d', ttl > 1 and ttl or 1))
+return {now, 1, 1, quot(reach - queued, unit), 0, reset, 0}

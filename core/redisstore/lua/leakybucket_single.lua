@@ -23,9 +23,10 @@ if queued <= reach then
 end
 local whole = quot(queued, refill)
 millis, frac = now + whole, queued - whole * refill
-local ttl = millis - now + margin
+local reset = whole -- ⌈queued/refill⌉: whole ms until the TAT
 if frac > 0 then
-  ttl = ttl + 1
+  reset = whole + 1
 end
-redis.call('SET', KEYS[1], format('%d %d', millis, frac), 'PX', ttl > 1 and ttl or 1)
-return {now, 1, 1, remaining, 0, quot(queued + refill - 1, refill), quot(wait + refill - 1, refill)}
+local ttl = reset + margin
+redis.call('SET', KEYS[1], format('%d %d', millis, frac), 'PX', format('%d', ttl > 1 and ttl or 1))
+return {now, 1, 1, remaining, 0, reset, quot(wait + refill - 1, refill)}

@@ -1,8 +1,16 @@
 -- quot is Go's a / b for b > 0: truncated towards zero. Every script starts with this
 -- file: the double division is corrected by one where rounding pushed it across an
--- integer, so the result is exact below 2^53.
+-- integer, so the result is exact below 2^53. A non-negative quotient is floored by
+-- q - q % 1, which the interpreter computes as q - ⌊q⌋ exactly, without calling
+-- math.floor: quot runs several times in every decision, and calls cost more than
+-- arithmetic.
 local function quot(a, b)
-  local q = math.floor(a / b)
+  local q = a / b
+  if q >= 0 then
+    q = q - q % 1
+  else
+    q = math.floor(q)
+  end
   if q * b > a then
     q = q - 1
   elseif (q + 1) * b <= a then

@@ -1,0 +1,74 @@
+package redisstore
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+)
+
+// quotScript applies quot.lua's quot to each pair of its arguments.
+const quotScript = `
+local out = {}
+for i = 1, #ARGV, 2 do
+  out[#out + 1] = quot(tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
+end
+return out
+`
+
+// TestQuot: the scripts' quot equals Go's truncating a / b for |a| < 2^53 and
+// 1 <= b < 2^53, at the edges where a double division rounds across an integer, for
+// negative dividends, and at random; on miniredis and on a real redis-server.
+func TestQuot(t *testing.T) {
+	t.Run("miniredis", func(t *testing.T) {
+		server := miniredis.RunT(t)
+		testQuot(t, redis.NewClient(&redis.Options{Addr: server.Addr()}))
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		testQuot(t, redistest.StartServer(t).NewClient())
+	})
+}
+
+func testQuot(t *testing.T, client *redis.Client) {
+	t.Cleanup(func() { client.Close() })
+	const limit = int64(1) << 53
+	var pairs [][2]int64
+	add := func(a, b int64) {
+		if a > -limit && a < limit && b >= 1 && b < limit {
+			pairs = append(pairs, [2]int64{a, b}, [2]int64{-a, b})
+		}
+	}
+	for _, b := range []int64{1, 2, 3, 7, 10, 1000, 999_999_937, 1<<26 + 1, 1<<40 - 3, 1<<52 - 1, limit - 1} {
+		for _, k := range []int64{0, 1, 2, 3, limit/b - 1, limit / b, limit/b/2 + 1} {
+			for _, d := range []int64{-1, 0, 1} {
+				add(k*b+d, b)
+			}
+		}
+		add(limit-1, b)
+		add(limit-b, b)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		add(rng.Int64N(limit), 1+rng.Int64N(1<<uint(1+rng.IntN(52))))
+	}
+	args := make([]any, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p[0], p[1])
+	}
+	got, err := redis.NewScript(mustRead("quot.lua")+quotScript).Run(context.Background(), client, nil, args...).Int64Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(pairs) {
+		t.Fatalf("%d quotients for %d pairs", len(got), len(pairs))
+	}
+	for i, p := range pairs {
+		if want := p[0] / p[1]; got[i] != want {
+			t.Errorf("quot(%d, %d) = %d, want %d", p[0], p[1], got[i], want)
+		}
+	}
+}

@@ -8,42 +8,63 @@ import (
 // maxBatchErrorBytes bounds the bytes of one decision's error message in a batch reply.
 const maxBatchErrorBytes = 200
 
-// batchDriver runs a script's body, wrapped as the function decide_one, once per key,
-// each with its own arguments, and concatenates the replies into one array of
-// integers. KEYS[i] is the key of decision i; ARGV holds, per decision, the count of its
-// arguments, the position of its instant argument when that asks for the server's
-// TIME (0 when it does not), and then the arguments; or "=" for the arguments of the
-// decision before (one policy's decisions differ only in their keys, and the server
-// then parses three values per decision, not nine). The driver reads TIME once and
-// gives every such decision that instant in milliseconds, as the script would have
-// computed it: the batch's decisions happen at one instant, in order. Per decision the reply holds the count of the
-// integers that follow and then the script's reply; or, when the script answered with
-// an error or raised one, minus the length of the message and then its bytes. A
-// decision's error leaves the others intact: each runs under pcall, and the scripts
-// validate everything before their first write. The scripts never write to KEYS or
-// ARGV, so the driver passes them one key table and the arguments' table of the last
-// decision that spelled them out, without copying either per decision.
+// maxBatchReplyInts bounds the integers of one decision's reply in a batch reply, so
+// that its header (see batchDriver) stays an exact Lua number. Single decisions reply
+// with 7.
+const maxBatchReplyInts = 40
+
+// batchDriver decides a batch of keys with one script's batch form (newBatchScript):
+// prepare, which runs the script's prologue and returns its body as a function of the
+// key, or the prologue's reply (an error) when it returned early. KEYS[i] is the key
+// of decision i; ARGV holds, per decision, the count of its arguments, the position of
+// its instant argument when that asks for the server's TIME (0 when it does not), and
+// then the arguments; or "=" for the arguments of the decision before. Decisions that
+// share their arguments (one policy's decisions differ only in their keys) share one
+// run of the prologue: the server parses and validates the arguments once, not once
+// per key. The driver reads TIME once and gives every decision that asks for it that
+// instant in milliseconds, the number the script computes from TIME: the batch's
+// decisions happen at one instant, in order. A decision's error leaves the others
+// intact: each runs under pcall, and the scripts validate everything before their
+// first write. The scripts never write to KEYS or ARGV, so the driver passes one key
+// table to every decision.
+//
+// Per decision the reply holds a header and then integers. When the script answered
+// with an error or raised one, the header is minus the length of the message, and its
+// bytes follow. Otherwise the header is m + 64 × mask, where m is the length of the
+// script's reply and bit j−1 of mask is set when its integer j follows; an integer
+// that does not follow equals integer j of the reply of the last decision before it
+// that did not fail. One policy's decisions in one instant mostly repeat the instant,
+// the verdict and often the counts, and every integer costs the server more to reply
+// than to compare.
 const batchDriver = `
-local out, n, pos, now, last, key = {}, 0, 1, nil, nil, {}
+local KEYS, ARGV, pcall, tonumber, type = KEYS, ARGV, pcall, tonumber, type
+local out, n, pos, now, decide, prepared, key, last = {}, 0, 1, nil, nil, false, {}, {}
 for i = 1, #KEYS do
-  local args
+  key[1] = KEYS[i]
   if ARGV[pos] == '=' then
-    args, pos = last, pos + 1
+    pos = pos + 1
   else
     local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
-    args = {unpack(ARGV, pos + 2, pos + 1 + count)}
+    local args = {unpack(ARGV, pos + 2, pos + 1 + count)}
     pos = pos + count + 2
     if at > 0 then
       if not now then
         local time = redis.call('TIME')
-        now = string.format('%%d', tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000))
+        now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
       end
       args[at] = now
     end
-    last = args
+    local ok
+    ok, decide = pcall(prepare, key, args)
+    if not ok then -- raised: an error reply for every decision with these arguments
+      decide = {err = type(decide) == 'table' and decide.err or decide}
+    end
+    prepared = type(decide) == 'function'
   end
-  key[1] = KEYS[i]
-  local ok, reply = pcall(decide_one, key, args)
+  local ok, reply = true, decide
+  if prepared then
+    ok, reply = pcall(decide, key)
+  end
   local err
   if not ok then
     err = type(reply) == 'table' and reply.err or reply
@@ -51,6 +72,9 @@ for i = 1, #KEYS do
     err = 'batch: the script did not reply with an array'
   elseif reply.err then
     err = reply.err
+  end
+  if not err and #reply > %d then
+    err = 'batch: the script replied with more than %d integers'
   end
   if err then
     err = string.sub(tostring(err), 1, %d)
@@ -60,26 +84,36 @@ for i = 1, #KEYS do
     end
     n = n + 1 + #err
   else
-    out[n + 1] = #reply
-    for j = 1, #reply do
-      out[n + 1 + j] = reply[j]
+    local m, head, mask, bit = #reply, n + 1, 0, 64
+    n = head
+    for j = 1, m do
+      local v = reply[j]
+      if v ~= last[j] then
+        n = n + 1
+        out[n] = v
+        mask = mask + bit
+      end
+      bit = bit + bit
     end
-    n = n + 1 + #reply
+    out[head] = m + mask
+    last = reply
   end
 end
 return out
 `
 
 // newBatchScript wraps a one-key script into the script that decides a batch of keys
-// with it (see batchDriver). The script's body runs unchanged, as a function whose
-// parameters KEYS and ARGV shadow the globals, so a batched decision computes exactly
-// what the script computes alone.
+// with it (see batchDriver). The script's prologue and body run unchanged, the body as
+// a function nested in the prologue's, whose parameters KEYS and ARGV shadow the
+// globals, so a batched decision computes exactly what the script computes alone.
 func newBatchScript(single *script) *script {
 	var b strings.Builder
-	b.WriteString("local decide_one = function(KEYS, ARGV)\n")
-	b.WriteString(single.source)
-	b.WriteString("\nend\n")
-	fmt.Fprintf(&b, batchDriver, maxBatchErrorBytes)
+	b.WriteString("local prepare = function(KEYS, ARGV)\n")
+	b.WriteString(single.prologue)
+	b.WriteString("\nreturn function(KEYS)\n")
+	b.WriteString(single.body)
+	b.WriteString("\nend\nend\n")
+	fmt.Fprintf(&b, batchDriver, maxBatchReplyInts, maxBatchReplyInts, maxBatchErrorBytes)
 	return newScript(b.String())
 }
 
@@ -100,40 +134,93 @@ type batchEntry struct {
 	err  error
 }
 
-// splitBatchReply cuts a batch reply into the replies of its n decisions. A reply of
-// another shape is an error, and then no entry is returned.
+// splitBatchReply decodes a batch reply (see batchDriver) into the replies of its n
+// decisions. A reply of another shape is an error, and then no entry is returned. The
+// decisions' integers share one allocation.
 func splitBatchReply(reply []int64, n int) ([]batchEntry, error) {
-	entries := make([]batchEntry, n)
-	pos := 0
-	for i := range entries {
-		if pos >= len(reply) {
-			return nil, fmt.Errorf("batch reply of %d integers ends before decision %d of %d", len(reply), i+1, n)
-		}
-		count := reply[pos]
-		pos++
-		if count >= 0 {
-			if count > int64(len(reply)-pos) {
-				return nil, fmt.Errorf("batch reply: decision %d claims %d integers, %d remain", i+1, count, len(reply)-pos)
-			}
-			entries[i].ints = reply[pos : pos+int(count)]
-			pos += int(count)
-			continue
-		}
-		if count < -maxBatchErrorBytes || -count > int64(len(reply)-pos) {
-			return nil, fmt.Errorf("batch reply: decision %d claims an error of %d bytes, %d integers remain", i+1, -count, len(reply)-pos)
-		}
-		msg := make([]byte, -count)
-		for j, v := range reply[pos : pos+len(msg)] {
-			if v < 0 || v > 255 {
-				return nil, fmt.Errorf("batch reply: decision %d: error byte %d", i+1, v)
-			}
-			msg[j] = byte(v)
-		}
-		entries[i].err = batchReplyError(msg)
-		pos += len(msg)
+	total, err := walkBatchReply(reply, n, nil, nil)
+	if err != nil {
+		return nil, err
 	}
-	if pos != len(reply) {
-		return nil, fmt.Errorf("batch reply: %d integers after the %d decisions", len(reply)-pos, n)
+	entries := make([]batchEntry, n)
+	if _, err := walkBatchReply(reply, n, entries, make([]int64, 0, total)); err != nil {
+		return nil, err
 	}
 	return entries, nil
+}
+
+// walkBatchReply checks the n decisions of a batch reply and counts their integers.
+// Given entries, it also fills them, appending the integers to ints, which must have
+// room for them all, so that every entry's slice stays valid.
+func walkBatchReply(reply []int64, n int, entries []batchEntry, ints []int64) (int, error) {
+	pos, total, lastLen := 0, 0, 0
+	var last []int64 // the integers of the last decision that did not fail, when filling
+	for i := 0; i < n; i++ {
+		if pos >= len(reply) {
+			return 0, fmt.Errorf("batch reply of %d integers ends before decision %d of %d", len(reply), i+1, n)
+		}
+		head := reply[pos]
+		pos++
+		if head < 0 {
+			msg, err := batchErrorBytes(reply[pos:], -head, i)
+			if err != nil {
+				return 0, err
+			}
+			if entries != nil {
+				entries[i].err = batchReplyError(msg)
+			}
+			pos += len(msg)
+			continue
+		}
+		m, mask := int(head%64), head/64
+		if m > maxBatchReplyInts || mask >= 1<<m {
+			return 0, fmt.Errorf("batch reply: decision %d has the header %d", i+1, head)
+		}
+		start := len(ints)
+		for j := 0; j < m; j++ {
+			var v int64
+			switch {
+			case mask&(1<<j) != 0:
+				if pos >= len(reply) {
+					return 0, fmt.Errorf("batch reply of %d integers ends within decision %d", len(reply), i+1)
+				}
+				v = reply[pos]
+				pos++
+			case j < lastLen:
+				if entries != nil {
+					v = last[j]
+				}
+			default:
+				return 0, fmt.Errorf("batch reply: decision %d repeats integer %d, which no decision before it has", i+1, j+1)
+			}
+			if entries != nil {
+				ints = append(ints, v)
+			}
+		}
+		total, lastLen = total+m, m
+		if entries != nil {
+			entries[i].ints = ints[start:len(ints):len(ints)]
+			last = entries[i].ints
+		}
+	}
+	if pos != len(reply) {
+		return 0, fmt.Errorf("batch reply: %d integers after the %d decisions", len(reply)-pos, n)
+	}
+	return total, nil
+}
+
+// batchErrorBytes reads decision i's error message of size bytes from the start of
+// rest.
+func batchErrorBytes(rest []int64, size int64, i int) ([]byte, error) {
+	if size > maxBatchErrorBytes || size > int64(len(rest)) {
+		return nil, fmt.Errorf("batch reply: decision %d claims an error of %d bytes, %d integers remain", i+1, size, len(rest))
+	}
+	msg := make([]byte, size)
+	for j, v := range rest[:size] {
+		if v < 0 || v > 255 {
+			return nil, fmt.Errorf("batch reply: decision %d: error byte %d", i+1, v)
+		}
+		msg[j] = byte(v)
+	}
+	return msg, nil
 }

@@ -41,7 +41,9 @@
 // server, one slot on a Cluster, one hash tag on a Ring) go as one call of a batch
 // script that runs each decision's own script, in order, each under pcall: every
 // decision is exact and atomic, and an error (WRONGTYPE, say) fails that decision alone.
-// A batch reads Redis TIME once, so its decisions happen at one instant. A NOSCRIPT
+// A batch reads Redis TIME once, so its decisions happen at one instant. Decisions of
+// one policy share one check of their arguments, and a reply integer equal to the
+// decision before's is not sent again. A NOSCRIPT
 // reply means that call did not run; it is sent again as EVAL, so nothing is charged
 // twice. A caller whose ctx ends returns at once; if its decision had not left, it is
 // never sent. The added latency is at most the window plus one round trip, and only

@@ -11,11 +11,22 @@ type script struct {
 	*redis.Script
 	source string
 	sha    any // Hash(), boxed once so that calls do not box it again
+	// prologue and body split source for the script's batch form (newBatchScript):
+	// the prologue depends on the arguments alone and may return an error reply; the
+	// body reads and writes KEYS[1]. A script without a prologue is all body.
+	prologue, body string
 }
 
 func newScript(source string) *script {
-	s := &script{Script: redis.NewScript(source), source: source}
+	s := &script{Script: redis.NewScript(source), source: source, body: source}
 	s.sha = s.Hash()
+	return s
+}
+
+// newLeanScript is the script of a prologue followed by a body (see script).
+func newLeanScript(prologue, body string) *script {
+	s := newScript(prologue + body)
+	s.prologue, s.body = prologue, body
 	return s
 }
 

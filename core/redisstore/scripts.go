@@ -22,19 +22,27 @@ var algorithmFiles = map[core.Algorithm][]string{
 	core.Concurrency:   {"concurrency.lua"},
 }
 
-// singleFiles are the lean scripts of one charge on one key (Store.Decide), after
-// quot.lua: the arguments (single.lua for the buckets, single_window.lua for the
-// windows), the instant and the state (single_state.lua), then the algorithm's load,
-// step and commit inlined, without decide.lua's
-// stack driver. Algorithms without one (the sliding log and the concurrency limiter)
-// decide through decide.lua.
-var singleFiles = map[core.Algorithm][]string{
-	core.TokenBucket:   {"single.lua", "single_state.lua", "tokenbucket_single.lua"},
-	core.GCRA:          {"single.lua", "single_state.lua", "single_tat.lua", "gcra_single.lua"},
-	core.LeakyBucket:   {"single.lua", "single_state.lua", "single_tat.lua", "leakybucket_single.lua"},
-	core.FixedWindow:   {"single_window.lua", "single_state.lua", "fixedwindow_single.lua"},
-	core.SlidingWindow: {"single_window.lua", "single_state.lua", "slidingwindow_single.lua"},
+// leanFiles are the Lua files of a lean script: its prologue, which depends on the
+// arguments alone (quot.lua, then single.lua for the buckets or single_window.lua for
+// the windows, then the instant: single_now.lua), and its body, which reads the state
+// (single_state.lua) and runs the algorithm's load, step and commit inlined.
+type leanFiles struct{ prologue, body []string }
+
+// singleFiles are the lean scripts of one charge on one key (Store.Decide), without
+// decide.lua's stack driver. Algorithms without one (the sliding log and the
+// concurrency limiter) decide through decide.lua.
+var singleFiles = map[core.Algorithm]leanFiles{
+	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua"}},
+	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua"}},
+	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua"}},
+	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua"}},
+	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua"}},
 }
+
+var (
+	bucketPrologue = []string{"quot.lua", "single.lua", "single_now.lua"}
+	windowPrologue = []string{"quot.lua", "single_window.lua", "single_now.lua"}
+)
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision
 // whose policies share one algorithm runs that algorithm's script, which holds only
@@ -48,15 +56,15 @@ type scripts struct {
 }
 
 // loadScripts joins the embedded Lua files into the store's scripts: quot.lua,
-// common.lua, the algorithms' files, then the driver decide.lua; quot.lua then the
-// algorithm's lean files (singleFiles) for single charges.
+// common.lua, the algorithms' files, then the driver decide.lua; and the algorithm's
+// lean files (singleFiles) for single charges.
 func loadScripts() scripts {
 	s := scripts{
 		byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms)),
 		single:      make(map[core.Algorithm]*script, len(singleFiles)),
 	}
 	for a, files := range singleFiles {
-		s.single[a] = newScript(concat(append([]string{"quot.lua"}, files...)))
+		s.single[a] = newLeanScript(concat(files.prologue), concat(files.body))
 	}
 	var all []string
 	for _, a := range core.Algorithms {

@@ -7,7 +7,7 @@
 -- margin: milliseconds added to every TTL beyond the state's full recovery
 -- unit refill capacity: the bucket's token unit, refill per ms and capacity
 -- cost:   the request's effective cost
--- single_state.lua follows, then the algorithm's file.
+-- single_now.lua and single_state.lua follow, then the algorithm's file.
 -- Reply as decide.lua's: now, allowed, then allowed remaining retry_after_ms
 -- reset_after_ms delay_ms. Every argument is validated before the first write. Errors
 -- do not name the policy: the store adds its name.

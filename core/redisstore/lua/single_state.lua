@@ -1,16 +1,8 @@
--- single_state.lua: the instant and the stored state of a lean single-charge script.
--- Follows single.lua or single_window.lua, which validated the arguments and left
--- now (ARGV[1]) to parse here; the algorithm's *_single.lua follows.
+-- single_state.lua: the stored state of a lean single-charge script, read from
+-- KEYS[1]. It begins the script's body, which a batch runs once per key. Follows
+-- single_now.lua; the algorithm's *_single.lua follows (through single_tat.lua for
+-- GCRA and the leaky bucket).
 
-if now == 'redis' then
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(now)
-  if not now or now % 1 ~= 0 or now < 0 or now > 1125899906842624 then -- 2^50 ms: far beyond any real clock
-    return redis.error_reply('RATELIMIT malformed arguments: now')
-  end
-end
 local state = redis.pcall('GET', KEYS[1])
 if type(state) == 'table' then
   return redis.error_reply('RATELIMIT ' .. state.err)

@@ -1,6 +1,6 @@
 -- single_tat.lua: the fixed-point TAT (millis + frac/refill) of GCRA and the leaky
 -- bucket for their lean scripts: fixedtime.lua's load and units_ahead. Follows
--- single.lua; the algorithm's *_single.lua follows it. It defines no function, so it
+-- single_state.lua; the algorithm's *_single.lua follows it. It defines no function, so it
 -- adds no closure to a call (the refusal paths define wait_until where they need it).
 
 local millis, frac = 0, 0 -- a missing key: a TAT long past, an empty queue

@@ -1,0 +1,96 @@
+package redisstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+)
+
+// driverPrologue counts its runs, then ends early on some arguments: with an error
+// reply ("bad"), by raising ("raise"), or through a command that raises WRONGTYPE
+// ("call").
+const driverPrologue = `redis.call('INCR', 'prologue-runs')
+local tag = ARGV[1]
+if tag == 'bad' then
+  return redis.error_reply('RATELIMIT bad arguments')
+elseif tag == 'raise' then
+  error('raised in the prologue')
+elseif tag == 'call' then
+  redis.call('INCR', 'a-hash')
+end
+`
+
+// driverBody answers with its second argument and how often its key was charged.
+const driverBody = `return {tonumber(ARGV[2]), redis.call('INCR', KEYS[1])}`
+
+// TestBatchDriverPrologue: decisions that share their arguments run the prologue
+// once, each runs the body with its own key, and a prologue that ends early fails
+// exactly the decisions of its arguments, while the others are decided. It runs on
+// miniredis and on a real redis-server.
+func TestBatchDriverPrologue(t *testing.T) {
+	t.Run("miniredis", func(t *testing.T) {
+		server := miniredis.RunT(t)
+		testBatchDriverPrologue(t, redis.NewClient(&redis.Options{Addr: server.Addr()}))
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		testBatchDriverPrologue(t, redistest.StartServer(t).NewClient())
+	})
+}
+
+func testBatchDriverPrologue(t *testing.T, client *redis.Client) {
+	t.Cleanup(func() { client.Close() })
+	ctx := context.Background()
+	if err := client.HSet(ctx, "a-hash", "field", "value").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := newBatchScript(newLeanScript(driverPrologue, driverBody))
+	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
+	argv := []any{
+		2, 0, "x", "7", "=", // k1, k2
+		2, 0, "bad", "0", "=", // k3, k4
+		2, 0, "raise", "0", // k5
+		2, 0, "call", "0", // k6
+		2, 2, "x", "redis", // k7: the instant of the server
+	}
+	before, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := s.Run(ctx, client, keys, argv...).Int64Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := splitBatchReply(reply, len(keys))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs, err := client.Get(ctx, "prologue-runs").Int(); err != nil || runs != 5 {
+		t.Errorf("the prologue ran %d times (%v), want 5: once per distinct arguments", runs, err)
+	}
+	for i, want := range [][]int64{{7, 1}, {7, 1}} {
+		if got := entries[i].ints; entries[i].err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("%s: %v %v, want %v", keys[i], got, entries[i].err, want)
+		}
+	}
+	for i, want := range map[int]string{2: "RATELIMIT bad arguments", 3: "RATELIMIT bad arguments", 4: "raised in the prologue", 5: "WRONGTYPE"} {
+		if entries[i].err == nil || !strings.Contains(entries[i].err.Error(), want) {
+			t.Errorf("%s: %v %v, want an error with %q", keys[i], entries[i].ints, entries[i].err, want)
+		}
+		if n, err := client.Exists(ctx, keys[i]).Result(); err != nil || n != 0 {
+			t.Errorf("%s: written after its prologue failed", keys[i])
+		}
+	}
+	got := entries[6].ints
+	if entries[6].err != nil || len(got) != 2 || got[0] < before.UnixMilli() || got[0] > after.UnixMilli() || got[1] != 1 {
+		t.Errorf("k7: %v %v, want the server's instant within [%d, %d] and 1", got, entries[6].err, before.UnixMilli(), after.UnixMilli())
+	}
+}

@@ -30,7 +30,8 @@ const driverBody = `return {tonumber(ARGV[2]), redis.call('INCR', KEYS[1])}`
 
 // TestBatchDriverPrologue: decisions that share their arguments run the prologue
 // once, each runs the body with its own key, and a prologue that ends early fails
-// exactly the decisions of its arguments, while the others are decided. It runs on
+// exactly the decisions of its arguments, while the others are decided; arguments of
+// another shape fail the whole call before anything runs. It runs on
 // miniredis and on a real redis-server.
 func TestBatchDriverPrologue(t *testing.T) {
 	t.Run("miniredis", func(t *testing.T) {
@@ -51,11 +52,11 @@ func testBatchDriverPrologue(t *testing.T, client *redis.Client) {
 	s := newBatchScript(newLeanScript(driverPrologue, driverBody))
 	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
 	argv := []any{
-		2, 0, "x", "7", "=", // k1, k2
-		2, 0, "bad", "0", "=", // k3, k4
-		2, 0, "raise", "0", // k5
-		2, 0, "call", "0", // k6
-		2, 2, "x", "redis", // k7: the instant of the server
+		2, 2, 0, "x", "7", // k1, k2
+		2, 2, 0, "bad", "0", // k3, k4
+		1, 2, 0, "raise", "0", // k5
+		1, 2, 0, "call", "0", // k6
+		1, 2, 2, "x", "redis", // k7: the instant of the server
 	}
 	before, err := client.Time(ctx).Result()
 	if err != nil {
@@ -92,5 +93,23 @@ func testBatchDriverPrologue(t *testing.T, client *redis.Client) {
 	got := entries[6].ints
 	if entries[6].err != nil || len(got) != 2 || got[0] < before.UnixMilli() || got[0] > after.UnixMilli() || got[1] != 1 {
 		t.Errorf("k7: %v %v, want the server's instant within [%d, %d] and 1", got, entries[6].err, before.UnixMilli(), after.UnixMilli())
+	}
+	for _, bad := range [][]any{
+		{1, 2, 0, "x", "7", 5, 2, 0, "x", "7"}, // a run of more decisions than keys remain
+		{1, 2, 0, "x", "7", 1, 2, 0, "x"},      // a run cut short
+		{1, 2, 0, "x", "7", 1, 2, 0, "x", "7", "extra"},
+		{1, 2, 3, "x", "7", 1, 2, 0, "x", "7"}, // an instant beyond the arguments
+		{1.5, 2, 0, "x", "7", 1, 2, 0, "x", "7"},
+	} {
+		err := s.Run(ctx, client, []string{"k8", "k9"}, bad...).Err()
+		if err == nil || !strings.Contains(err.Error(), "RATELIMIT malformed batch arguments") {
+			t.Errorf("%v: %v, want the batch refused", bad, err)
+		}
+	}
+	if runs, _ := client.Get(ctx, "prologue-runs").Int(); runs != 5 {
+		t.Errorf("malformed batches ran the prologue: %d runs, want 5", runs)
+	}
+	if n, _ := client.Exists(ctx, "k8", "k9").Result(); n != 0 {
+		t.Errorf("a malformed batch wrote %d keys", n)
 	}
 }

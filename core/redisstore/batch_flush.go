@@ -135,28 +135,29 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 }
 
 // batchCommand joins the one-key commands of a group into one call of their script's
-// batch form: the keys, then per decision the count of its arguments, the position of
-// its instant, and the arguments (see batchDriver).
+// batch form: the keys, then per run of decisions with equal arguments the number of
+// its decisions, the count of their arguments, the position of their instant, and the
+// arguments (see batchDriver).
 func (b *batcher) batchCommand(group []*batchCall) *batchCmd {
 	script := b.batchScript(group[0].script)
 	size := 3
 	for _, c := range group {
-		size += len(c.args) - 1 // the key, its arguments, their count, the instant's position
+		size += len(c.args) // at most: the key, a run's header, the arguments
 	}
 	args := make([]any, 3, size)
 	args[0], args[1], args[2] = "evalsha", script.sha, len(group)
 	for _, c := range group {
 		args = append(args, c.args[3]) // "evalsha", SHA, 1, key, arguments…
 	}
-	var last []any
-	for _, c := range group {
-		if own := c.args[4:]; sameArgs(own, last) {
-			args = append(args, "=")
-		} else {
-			args = append(args, len(own), serverTimeArg(own))
-			args = append(args, own...)
-			last = own
+	for start := 0; start < len(group); {
+		own := group[start].args[4:]
+		end := start + 1
+		for end < len(group) && sameArgs(group[end].args[4:], own) {
+			end++
 		}
+		args = append(args, end-start, len(own), serverTimeArg(own))
+		args = append(args, own...)
+		start = end
 	}
 	return &batchCmd{calls: group, script: script, batched: true, args: args}
 }

@@ -16,17 +16,17 @@ const maxBatchReplyInts = 40
 // batchDriver decides a batch of keys with one script's batch form (newBatchScript):
 // prepare, which runs the script's prologue and returns its body as a function of the
 // key, or the prologue's reply (an error) when it returned early. KEYS[i] is the key
-// of decision i; ARGV holds, per decision, the count of its arguments, the position of
-// its instant argument when that asks for the server's TIME (0 when it does not), and
-// then the arguments; or "=" for the arguments of the decision before. Decisions that
-// share their arguments (one policy's decisions differ only in their keys) share one
-// run of the prologue: the server parses and validates the arguments once, not once
-// per key. The driver reads TIME once and gives every decision that asks for it that
-// instant in milliseconds, the number the script computes from TIME: the batch's
-// decisions happen at one instant, in order. A decision's error leaves the others
-// intact: each runs under pcall, and the scripts validate everything before their
-// first write. The scripts never write to KEYS or ARGV, so the driver passes one key
-// table to every decision.
+// of decision i, in order. ARGV holds runs of decisions that share their arguments
+// (one policy's decisions differ only in their keys): per run the number of its
+// decisions, the count of their arguments, the position of the instant argument when
+// that asks for the server's TIME (0 when it does not), and then the arguments. A run
+// shares one run of the prologue: the server parses and validates the arguments once,
+// not once per key. The driver reads TIME once and gives every decision that asks for
+// it that instant in milliseconds, the number the script computes from TIME: the
+// batch's decisions happen at one instant, in order. A decision's error leaves the
+// others intact: each runs under pcall, and the scripts validate everything before
+// their first write. The scripts never write to KEYS or ARGV, so the driver passes
+// one key table to every decision.
 //
 // Per decision the reply holds a header and then integers. When the script answered
 // with an error or raised one, the header is minus the length of the message, and its
@@ -35,69 +35,84 @@ const maxBatchReplyInts = 40
 // that does not follow equals integer j of the reply of the last decision before it
 // that did not fail. One policy's decisions in one instant mostly repeat the instant,
 // the verdict and often the counts, and every integer costs the server more to reply
-// than to compare.
+// than to compare. Arguments of another shape are an error of the whole call, found
+// before any decision runs.
 const batchDriver = `
 local KEYS, ARGV, pcall, tonumber, type = KEYS, ARGV, pcall, tonumber, type
-local out, n, pos, now, decide, prepared, key, last = {}, 0, 1, nil, nil, false, {}, {}
-for i = 1, #KEYS do
-  key[1] = KEYS[i]
-  if ARGV[pos] == '=' then
-    pos = pos + 1
-  else
-    local count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1])
-    local args = {unpack(ARGV, pos + 2, pos + 1 + count)}
-    pos = pos + count + 2
-    if at > 0 then
-      if not now then
-        local time = redis.call('TIME')
-        now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+do -- the shape of the arguments, checked before any decision runs
+  local pos, keys = 1, 0
+  while keys < #KEYS do
+    local decisions, count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1]), tonumber(ARGV[pos + 2])
+    if not (decisions and count and at) or decisions %% 1 ~= 0 or count %% 1 ~= 0 or at %% 1 ~= 0 or
+        decisions < 1 or keys + decisions > #KEYS or count < 0 or pos + 2 + count > #ARGV or
+        at < 0 or at > count then
+      return redis.error_reply('RATELIMIT malformed batch arguments')
+    end
+    keys, pos = keys + decisions, pos + count + 3
+  end
+  if pos ~= #ARGV + 1 then
+    return redis.error_reply('RATELIMIT malformed batch arguments')
+  end
+end
+local out, n, pos, now, last, key, i = {}, 0, 1, nil, {}, {}, 0
+while i < #KEYS do
+  local decisions, count, at = tonumber(ARGV[pos]), tonumber(ARGV[pos + 1]), tonumber(ARGV[pos + 2])
+  local args = {unpack(ARGV, pos + 3, pos + 2 + count)}
+  pos = pos + count + 3
+  if at > 0 then
+    if not now then
+      local time = redis.call('TIME')
+      now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    end
+    args[at] = now
+  end
+  key[1] = KEYS[i + 1]
+  local ok, decide = pcall(prepare, key, args)
+  if not ok then -- raised: an error reply for every decision with these arguments
+    decide = {err = type(decide) == 'table' and decide.err or decide}
+  end
+  local prepared = type(decide) == 'function'
+  for k = i + 1, i + decisions do
+    key[1] = KEYS[k]
+    local ok, reply = true, decide
+    if prepared then
+      ok, reply = pcall(decide, key)
+    end
+    local err
+    if not ok then
+      err = type(reply) == 'table' and reply.err or reply
+    elseif type(reply) ~= 'table' then
+      err = 'batch: the script did not reply with an array'
+    elseif reply.err then
+      err = reply.err
+    end
+    if not err and #reply > %d then
+      err = 'batch: the script replied with more than %d integers'
+    end
+    if err then
+      err = string.sub(tostring(err), 1, %d)
+      out[n + 1] = -#err
+      for j = 1, #err do
+        out[n + 1 + j] = string.byte(err, j)
       end
-      args[at] = now
-    end
-    local ok
-    ok, decide = pcall(prepare, key, args)
-    if not ok then -- raised: an error reply for every decision with these arguments
-      decide = {err = type(decide) == 'table' and decide.err or decide}
-    end
-    prepared = type(decide) == 'function'
-  end
-  local ok, reply = true, decide
-  if prepared then
-    ok, reply = pcall(decide, key)
-  end
-  local err
-  if not ok then
-    err = type(reply) == 'table' and reply.err or reply
-  elseif type(reply) ~= 'table' then
-    err = 'batch: the script did not reply with an array'
-  elseif reply.err then
-    err = reply.err
-  end
-  if not err and #reply > %d then
-    err = 'batch: the script replied with more than %d integers'
-  end
-  if err then
-    err = string.sub(tostring(err), 1, %d)
-    out[n + 1] = -#err
-    for j = 1, #err do
-      out[n + 1 + j] = string.byte(err, j)
-    end
-    n = n + 1 + #err
-  else
-    local m, head, mask, bit = #reply, n + 1, 0, 64
-    n = head
-    for j = 1, m do
-      local v = reply[j]
-      if v ~= last[j] then
-        n = n + 1
-        out[n] = v
-        mask = mask + bit
+      n = n + 1 + #err
+    else
+      local m, head, mask, bit = #reply, n + 1, 0, 64
+      n = head
+      for j = 1, m do
+        local v = reply[j]
+        if v ~= last[j] then
+          n = n + 1
+          out[n] = v
+          mask = mask + bit
+        end
+        bit = bit + bit
       end
-      bit = bit + bit
+      out[head] = m + mask
+      last = reply
     end
-    out[head] = m + mask
-    last = reply
   end
+  i = i + decisions
 end
 return out
 `

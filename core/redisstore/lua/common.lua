@@ -7,6 +7,11 @@
 -- which Redis prints exactly but with a slower "%.17g"; never through tostring or '..',
 -- which print 15+ digit numbers in exponent form.
 --
+-- A state's digits, matched by string.match with %d+, become numbers by arithmetic
+-- (digits + 0), not tonumber: Lua converts them alike, and arithmetic costs no call.
+-- The lean scripts do the same, so that both read every state alike, also on miniredis,
+-- whose tonumber reads some digit strings (a leading zero, beyond 2^63) otherwise.
+--
 -- Each algorithm's file defines load(key, p) -> state (or nil, error), step(state, p,
 -- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
 -- margin) and refund(key, state, p, now, margin) -> state after core.Refund, and

@@ -9,8 +9,11 @@ local function load_fixed_time(key, p)
     return {seen = false, millis = 0, frac = 0}
   end
   local millis, frac = string.match(v, '^(%d+) (%d+)$')
-  millis, frac = tonumber(millis), tonumber(frac)
-  if not millis or frac >= p.refill then
+  if not millis then
+    return nil, 'malformed state'
+  end
+  millis, frac = millis + 0, frac + 0 -- digits (see common.lua)
+  if frac >= p.refill then
     return nil, 'malformed state'
   end
   return {seen = true, millis = millis, frac = frac}

@@ -11,8 +11,11 @@ function fixed_window.load(key, p)
     return {seen = false}
   end
   local window, count = string.match(v, '^(%d+) (%d+)$')
-  window, count = tonumber(window), tonumber(count)
-  if not window or count > p.limit or window * p.period > 1125899906842624 then -- a window beyond 2^50 ms
+  if not window then
+    return nil, 'malformed state'
+  end
+  window, count = window + 0, count + 0 -- digits (see common.lua)
+  if count > p.limit or window * p.period > 1125899906842624 then -- a window beyond 2^50 ms
     return nil, 'malformed state'
   end
   return {seen = true, window = window, count = count}

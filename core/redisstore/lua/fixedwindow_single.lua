@@ -4,8 +4,11 @@
 local window, count = quot(now, period), 0
 if state then
   local w, c = string.match(state, '^(%d+) (%d+)$')
-  w, c = tonumber(w), tonumber(c)
-  if not w or c > limit or w * period > 1125899906842624 then -- a window beyond 2^50 ms
+  if not w then
+    return redis.error_reply('RATELIMIT malformed state')
+  end
+  w, c = w + 0, c + 0 -- digits (see common.lua)
+  if c > limit or w * period > 1125899906842624 then -- a window beyond 2^50 ms
     return redis.error_reply('RATELIMIT malformed state')
   end
   if w >= window then -- a clock behind the newest window still counts in it

@@ -17,13 +17,18 @@ local floor, format, tonumber = math.floor, string.format, tonumber
 
 -- quot (Go's truncating a / b) comes from quot.lua, which precedes this file.
 
--- Every number must be an integer in range, as decide.lua's int checks: x ~= floor(x)
--- rejects fractions and NaN, and the range checks reject infinities.
-local now, margin = ARGV[1], tonumber(ARGV[2])
-local unit, refill, capacity, cost = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-if #KEYS ~= 1 or #ARGV ~= 6 or not (margin and unit and refill and capacity and cost) or
-    margin ~= floor(margin) or unit ~= floor(unit) or refill ~= floor(refill) or capacity ~= floor(capacity) or
-    cost ~= floor(cost) or
+-- numbers converts its arguments as tonumber does, by arithmetic, which costs no call:
+-- a string that is not a number raises instead, and pcall then answers false.
+local function numbers(a, b, c, d, e)
+  return a + 0, b + 0, c + 0, d + 0, e + 0
+end
+
+-- Every number must be an integer in range, as decide.lua's int checks: x % 1 ~= 0
+-- rejects fractions, NaN and infinities, and the range checks reject the rest.
+local now = ARGV[1]
+local numeric, margin, unit, refill, capacity, cost = pcall(numbers, ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+if #KEYS ~= 1 or #ARGV ~= 6 or not numeric or
+    margin % 1 ~= 0 or unit % 1 ~= 0 or refill % 1 ~= 0 or capacity % 1 ~= 0 or cost % 1 ~= 0 or
     margin < 0 or margin > 31622400000 or -- at most 366 days
     unit < 1 or refill < 1 or refill > MAX_EXACT or capacity < 1 or capacity * unit > MAX_EXACT or
     cost < 1 or cost > capacity then

@@ -6,8 +6,11 @@
 local millis, frac = 0, 0 -- a missing key: a TAT long past, an empty queue
 if state then
   local m, f = string.match(state, '^(%d+) (%d+)$')
-  millis, frac = tonumber(m), tonumber(f)
-  if not millis or frac >= refill then
+  if not m then
+    return redis.error_reply('RATELIMIT malformed state')
+  end
+  millis, frac = m + 0, f + 0 -- digits (see common.lua)
+  if frac >= refill then
     return redis.error_reply('RATELIMIT malformed state')
   end
 end

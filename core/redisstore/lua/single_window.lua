@@ -20,10 +20,16 @@ local floor, format, tonumber = math.floor, string.format, tonumber
 -- quot (Go's truncating a / b, which is ⌊a/b⌋ for the non-negative numbers of these
 -- scripts) comes from quot.lua, which precedes this file.
 
+-- numbers converts its arguments as tonumber does, by arithmetic, which costs no call:
+-- a string that is not a number raises instead, and pcall then answers false.
+local function numbers(a, b, c, d)
+  return a + 0, b + 0, c + 0, d + 0
+end
+
 -- x % 1 ~= 0 rejects fractions, NaN and infinities; the range checks reject the rest.
-local now, margin = ARGV[1], tonumber(ARGV[2])
-local limit, period, cost = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-if #KEYS ~= 1 or #ARGV ~= 5 or not (margin and limit and period and cost) or
+local now = ARGV[1]
+local numeric, margin, limit, period, cost = pcall(numbers, ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+if #KEYS ~= 1 or #ARGV ~= 5 or not numeric or
     margin % 1 ~= 0 or limit % 1 ~= 0 or period % 1 ~= 0 or cost % 1 ~= 0 or
     margin < 0 or margin > MAX_PERIOD or limit < 1 or limit > MAX_EXACT or
     period < 1 or period > MAX_PERIOD or cost < 1 or cost > limit then

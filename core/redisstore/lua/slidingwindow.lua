@@ -11,8 +11,11 @@ function sliding_window.load(key, p)
     return {seen = false}
   end
   local window, count, previous = string.match(v, '^(%d+) (%d+) (%d+)$')
-  window, count, previous = tonumber(window), tonumber(count), tonumber(previous)
-  if not window or count > p.limit or previous > p.limit or window * p.period > 1125899906842624 then -- beyond 2^50 ms
+  if not window then
+    return nil, 'malformed state'
+  end
+  window, count, previous = window + 0, count + 0, previous + 0 -- digits (see common.lua)
+  if count > p.limit or previous > p.limit or window * p.period > 1125899906842624 then -- beyond 2^50 ms
     return nil, 'malformed state'
   end
   return {seen = true, window = window, count = count, previous = previous}

@@ -12,8 +12,11 @@ end
 local window, cur, prev = quot(now, period), 0, 0
 if state then
   local w, c, p = string.match(state, '^(%d+) (%d+) (%d+)$')
-  w, c, p = tonumber(w), tonumber(c), tonumber(p)
-  if not w or c > limit or p > limit or w * period > 1125899906842624 then -- beyond 2^50 ms
+  if not w then
+    return redis.error_reply('RATELIMIT malformed state')
+  end
+  w, c, p = w + 0, c + 0, p + 0 -- digits (see common.lua)
+  if c > limit or p > limit or w * period > 1125899906842624 then -- beyond 2^50 ms
     return redis.error_reply('RATELIMIT malformed state')
   end
   if w >= window then

@@ -11,8 +11,11 @@ function token_bucket.load(key, p)
     return {seen = false}
   end
   local tokens, updated = string.match(v, '^(%d+) (%d+)$')
-  tokens, updated = tonumber(tokens), tonumber(updated)
-  if not tokens or tokens > p.capacity * p.unit then
+  if not tokens then
+    return nil, 'malformed state'
+  end
+  tokens, updated = tokens + 0, updated + 0 -- digits (see common.lua)
+  if tokens > p.capacity * p.unit then
     return nil, 'malformed state'
   end
   return {seen = true, tokens = tokens, updated = updated}

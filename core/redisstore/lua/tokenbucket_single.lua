@@ -5,8 +5,11 @@ local full, need = capacity * unit, cost * unit
 local level, updated = full, now -- a missing key is a full bucket
 if state then
   local tokens, at = string.match(state, '^(%d+) (%d+)$')
-  level, updated = tonumber(tokens), tonumber(at)
-  if not level or level > full then
+  if not tokens then
+    return redis.error_reply('RATELIMIT malformed state')
+  end
+  level, updated = tokens + 0, at + 0 -- digits (see common.lua)
+  if level > full then
     return redis.error_reply('RATELIMIT malformed state')
   end
   if now > updated then -- refillTokenBucket; a clock behind updated earns nothing

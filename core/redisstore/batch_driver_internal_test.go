@@ -5,10 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 )
 
 // driverPrologue counts its runs, then ends early on some arguments: with an error
@@ -33,18 +30,9 @@ const driverBody = `return {tonumber(ARGV[2]), redis.call('INCR', KEYS[1])}`
 // exactly the decisions of its arguments, while the others are decided; arguments of
 // another shape fail the whole call before anything runs. It runs on
 // miniredis and on a real redis-server.
-func TestBatchDriverPrologue(t *testing.T) {
-	t.Run("miniredis", func(t *testing.T) {
-		server := miniredis.RunT(t)
-		testBatchDriverPrologue(t, redis.NewClient(&redis.Options{Addr: server.Addr()}))
-	})
-	t.Run("redis-server", func(t *testing.T) {
-		testBatchDriverPrologue(t, redistest.StartServer(t).NewClient())
-	})
-}
+func TestBatchDriverPrologue(t *testing.T) { onBothServers(t, testBatchDriverPrologue) }
 
 func testBatchDriverPrologue(t *testing.T, client *redis.Client) {
-	t.Cleanup(func() { client.Close() })
 	ctx := context.Background()
 	if err := client.HSet(ctx, "a-hash", "field", "value").Err(); err != nil {
 		t.Fatal(err)

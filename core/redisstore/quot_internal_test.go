@@ -5,10 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 )
 
 // quotScript applies quot.lua's quot to each pair of its arguments.
@@ -23,18 +20,9 @@ return out
 // TestQuot: the scripts' quot equals Go's truncating a / b for |a| < 2^53 and
 // 1 <= b < 2^53, at the edges where a double division rounds across an integer, for
 // negative dividends, and at random; on miniredis and on a real redis-server.
-func TestQuot(t *testing.T) {
-	t.Run("miniredis", func(t *testing.T) {
-		server := miniredis.RunT(t)
-		testQuot(t, redis.NewClient(&redis.Options{Addr: server.Addr()}))
-	})
-	t.Run("redis-server", func(t *testing.T) {
-		testQuot(t, redistest.StartServer(t).NewClient())
-	})
-}
+func TestQuot(t *testing.T) { onBothServers(t, testQuot) }
 
 func testQuot(t *testing.T, client *redis.Client) {
-	t.Cleanup(func() { client.Close() })
 	const limit = int64(1) << 53
 	var pairs [][2]int64
 	add := func(a, b int64) {

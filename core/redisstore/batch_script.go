@@ -28,6 +28,16 @@ const maxBatchReplyInts = 40
 // their first write. The scripts never write to KEYS or ARGV, so the driver passes
 // one key table to every decision.
 //
+// A lean script's batch form (the script has a batchBody) may speculate: its body then
+// skips the GET and decides as for a missing key, which every lean algorithm admits,
+// and writes with SET NX, which fails when the key exists (lua/batch_state.lua). A
+// speculating decision counts only when it was admitted, and so wrote to a key that
+// was missing: exactly what reading the key first would have done. Otherwise it wrote
+// nothing, and it is decided again with the GET. The first such miss ends speculation
+// for the rest of the batch, so a batch of existing keys (one hot key, say) pays for
+// one miss; a batch of keys whose states have expired (per-user keys with a short
+// expiry margin) saves a GET per decision.
+//
 // Per decision the reply holds a header and then integers. When the script answered
 // with an error or raised one, the header is minus the length of the message, and its
 // bytes follow. Otherwise the header is m + 64 × mask, where m is the length of the
@@ -75,8 +85,16 @@ while i < #KEYS do
   for k = i + 1, i + decisions do
     key[1] = KEYS[k]
     local ok, reply = true, decide
-    if prepared then
-      ok, reply = pcall(decide, key)
+    if prepared and speculative then
+      ok, reply = pcall(decide, key, true)
+      if not (ok and type(reply) == 'table' and reply[2] == 1) then
+        -- Not admitted with a write to a missing key: nothing was written, so decide
+        -- again reading the key, and stop speculating in this batch.
+        speculative = false
+        ok, reply = pcall(decide, key, false)
+      end
+    elseif prepared then
+      ok, reply = pcall(decide, key, false)
     end
     local err
     if not ok then
@@ -123,10 +141,16 @@ return out
 // globals, so a batched decision computes exactly what the script computes alone.
 func newBatchScript(single *script) *script {
 	var b strings.Builder
+	body := single.body
+	b.WriteString("local speculative = false\n")
+	if single.batchBody != "" {
+		body = single.batchBody
+		b.WriteString("speculative = true\n")
+	}
 	b.WriteString("local prepare = function(KEYS, ARGV)\n")
 	b.WriteString(single.prologue)
-	b.WriteString("\nreturn function(KEYS)\n")
-	b.WriteString(single.body)
+	b.WriteString("\nreturn function(KEYS, speculate)\n")
+	b.WriteString(body)
 	b.WriteString("\nend\nend\n")
 	fmt.Fprintf(&b, batchDriver, maxBatchReplyInts, maxBatchReplyInts, maxBatchErrorBytes)
 	return newScript(b.String())

@@ -15,6 +15,9 @@ type script struct {
 	// the prologue depends on the arguments alone and may return an error reply; the
 	// body reads and writes KEYS[1]. A script without a prologue is all body.
 	prologue, body string
+	// batchBody is body as the batch form runs it, able to speculate that its key is
+	// missing (lua/batch_state.lua); empty when the batch form runs body as it is.
+	batchBody string
 }
 
 func newScript(source string) *script {
@@ -23,10 +26,11 @@ func newScript(source string) *script {
 	return s
 }
 
-// newLeanScript is the script of a prologue followed by a body (see script).
-func newLeanScript(prologue, body string) *script {
+// newLeanScript is the script of a prologue followed by a body, and the body of its
+// batch form (see script).
+func newLeanScript(prologue, body, batchBody string) *script {
 	s := newScript(prologue + body)
-	s.prologue, s.body = prologue, body
+	s.prologue, s.body, s.batchBody = prologue, body, batchBody
 	return s
 }
 

@@ -25,7 +25,8 @@ var algorithmFiles = map[core.Algorithm][]string{
 // leanFiles are the Lua files of a lean script: its prologue, which depends on the
 // arguments alone (quot.lua, then single.lua for the buckets or single_window.lua for
 // the windows, then the instant: single_now.lua), and its body, which reads the state
-// (single_state.lua) and runs the algorithm's load, step and commit inlined.
+// (single_state.lua; batch_state.lua in the batch form) and runs the algorithm's load,
+// step and commit inlined.
 type leanFiles struct{ prologue, body []string }
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), without
@@ -64,7 +65,8 @@ func loadScripts() scripts {
 		single:      make(map[core.Algorithm]*script, len(singleFiles)),
 	}
 	for a, files := range singleFiles {
-		s.single[a] = newLeanScript(concat(files.prologue), concat(files.body))
+		batchBody := append([]string{"batch_state.lua"}, files.body[1:]...) // in place of single_state.lua
+		s.single[a] = newLeanScript(concat(files.prologue), concat(files.body), concat(batchBody))
 	}
 	var all []string
 	for _, a := range core.Algorithms {

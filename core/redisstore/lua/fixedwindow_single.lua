@@ -21,5 +21,10 @@ if count + cost > limit then
 end
 count = count + cost
 local ttl = until_end + margin
-redis.call('SET', KEYS[1], format('%d %d', window, count), 'PX', format('%d', ttl > 1 and ttl or 1))
+local value, expiry = format('%d %d', window, count), format('%d', ttl > 1 and ttl or 1)
+if not speculate then
+  redis.call('SET', KEYS[1], value, 'PX', expiry)
+elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
+  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
+end
 return {now, 1, 1, limit - count, 0, until_end, 0}

@@ -27,5 +27,10 @@ if frac > 0 then
   reset = whole + 1
 end
 local ttl = reset + margin
-redis.call('SET', KEYS[1], format('%d %d', millis, frac), 'PX', format('%d', ttl > 1 and ttl or 1))
+local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
+if not speculate then
+  redis.call('SET', KEYS[1], value, 'PX', expiry)
+elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
+  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
+end
 return {now, 1, 1, quot(reach - queued, unit), 0, reset, 0}

@@ -3,6 +3,7 @@
 -- single_now.lua; the algorithm's *_single.lua follows (through single_tat.lua for
 -- GCRA and the leaky bucket).
 
+local speculate = false -- only a batch speculates (batch_state.lua)
 local state = redis.pcall('GET', KEYS[1])
 if type(state) == 'table' then
   return redis.error_reply('RATELIMIT ' .. state.err)

@@ -68,5 +68,10 @@ cur = cur + cost
 reset = start + 2 * period - now
 local remaining = limit - cur - weighted
 local ttl = reset + margin
-redis.call('SET', KEYS[1], format('%d %d %d', window, cur, prev), 'PX', format('%d', ttl > 1 and ttl or 1))
+local value, expiry = format('%d %d %d', window, cur, prev), format('%d', ttl > 1 and ttl or 1)
+if not speculate then
+  redis.call('SET', KEYS[1], value, 'PX', expiry)
+elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
+  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
+end
 return {now, 1, 1, remaining > 0 and remaining or 0, 0, reset, 0}

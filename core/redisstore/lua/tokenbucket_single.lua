@@ -27,5 +27,10 @@ end
 level = level - need
 local reset = quot(full - level + refill - 1, refill)
 local ttl = updated + reset - now + margin
-redis.call('SET', KEYS[1], format('%d %d', level, updated), 'PX', format('%d', ttl > 1 and ttl or 1))
+local value, expiry = format('%d %d', level, updated), format('%d', ttl > 1 and ttl or 1)
+if not speculate then
+  redis.call('SET', KEYS[1], value, 'PX', expiry)
+elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
+  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
+end
 return {now, 1, 1, quot(level, unit), 0, reset, 0}

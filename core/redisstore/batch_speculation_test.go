@@ -1,0 +1,88 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+)
+
+// getCalls is how many GET commands the server has run, from INFO commandstats (GETs
+// from scripts count too).
+func getCalls(t *testing.T, client *redis.Client) int64 {
+	t.Helper()
+	stats, err := client.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int64
+	if i := strings.Index(stats, "cmdstat_get:calls="); i >= 0 {
+		if _, err := fmt.Sscanf(stats[i:], "cmdstat_get:calls=%d", &calls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return calls
+}
+
+// TestBatchSpeculation: a batch of keys without state decides them without a GET
+// (each writes with SET NX); a batch whose first key has state misses once, decides
+// that key again with a GET, and reads every key after it; a key of another type met
+// while speculating fails its own decision with WRONGTYPE and keeps its value. Every
+// result is what deciding alone gives, which TestBatchesDecideAsAlone checks field for
+// field; here the counts of GETs show which path each batch took.
+func TestBatchSpeculation(t *testing.T) {
+	client := standaloneClient(t)
+	store := newBatchingStore(t, client)
+	ctx := context.Background()
+	p := core.MustPolicy("speculation", core.GCRA, core.PerMinute(10))
+	reqs := make([]core.Request, 8)
+	for i := range reqs {
+		reqs[i] = core.Request{Policy: p, Key: fmt.Sprint("user-", i)}
+	}
+	flush := func(reqs []core.Request, wantGets int64) ([]core.Result, []error) {
+		t.Helper()
+		before := getCalls(t, client)
+		got, errs := redisstore.FlushBatch(store, ctx, reqs)
+		if gets := getCalls(t, client) - before; gets != wantGets {
+			t.Errorf("the batch sent %d GETs, want %d", gets, wantGets)
+		}
+		return got, errs
+	}
+
+	got, errs := flush(reqs, 0) // every key without state: no GET
+	for i := range reqs {
+		if errs[i] != nil || !got[i].Allowed || got[i].Remaining != 9 {
+			t.Fatalf("fresh key %d: %+v %v, want admitted with 9 remaining", i, got[i], errs[i])
+		}
+		if ttl, err := client.PTTL(ctx, store.Key(p, reqs[i].Key)).Result(); err != nil || ttl <= 0 {
+			t.Fatalf("fresh key %d: TTL %v %v, want one", i, ttl, err)
+		}
+	}
+
+	got, errs = flush(reqs, int64(len(reqs))) // every key has state: one miss, then a GET each
+	for i := range reqs {
+		if errs[i] != nil || !got[i].Allowed || got[i].Remaining != 8 {
+			t.Fatalf("second decision on key %d: %+v %v, want admitted with 8 remaining", i, got[i], errs[i])
+		}
+	}
+
+	if err := client.HSet(ctx, store.Key(p, "a-hash"), "field", "value").Err(); err != nil {
+		t.Fatal(err)
+	}
+	mixed := []core.Request{{Policy: p, Key: "a-hash"}, {Policy: p, Key: "fresh"}}
+	got, errs = flush(mixed, 2) // the miss on the hash ends speculation: both read their key
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "WRONGTYPE") {
+		t.Fatalf("the hash: %+v %v, want WRONGTYPE", got[0], errs[0])
+	}
+	if typ, err := client.Type(ctx, store.Key(p, "a-hash")).Result(); err != nil || typ != "hash" {
+		t.Fatalf("the hash is now a %q (%v): a speculating decision must not write over a key", typ, err)
+	}
+	if errs[1] != nil || !got[1].Allowed || got[1].Remaining != 9 {
+		t.Fatalf("the fresh key after the hash: %+v %v", got[1], errs[1])
+	}
+}

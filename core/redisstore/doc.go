@@ -43,7 +43,9 @@
 // decision is exact and atomic, and an error (WRONGTYPE, say) fails that decision alone.
 // A batch reads Redis TIME once, so its decisions happen at one instant. Decisions of
 // one policy share one check of their arguments, and a reply integer equal to the
-// decision before's is not sent again. A NOSCRIPT
+// decision before's is not sent again. A batch speculates that its keys hold no state
+// and writes with SET NX; a decision whose key exists is decided again after reading
+// it, and ends the speculation for the rest of the batch. A NOSCRIPT
 // reply means that call did not run; it is sent again as EVAL, so nothing is charged
 // twice. A caller whose ctx ends returns at once; if its decision had not left, it is
 // never sent. The added latency is at most the window plus one round trip, and only

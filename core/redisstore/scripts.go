@@ -25,19 +25,19 @@ var algorithmFiles = map[core.Algorithm][]string{
 // leanFiles are the Lua files of a lean script: its prologue, which depends on the
 // arguments alone (quot.lua, then single.lua for the buckets or single_window.lua for
 // the windows, then the instant: single_now.lua), and its body, which reads the state
-// (single_state.lua; batch_state.lua in the batch form) and runs the algorithm's load,
-// step and commit inlined.
+// (single_state.lua; batch_state.lua in the batch form), runs the algorithm's load,
+// step and commit inlined, and writes (single_write.lua).
 type leanFiles struct{ prologue, body []string }
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), without
 // decide.lua's stack driver. Algorithms without one (the sliding log and the
 // concurrency limiter) decide through decide.lua.
 var singleFiles = map[core.Algorithm]leanFiles{
-	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua"}},
-	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua"}},
-	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua"}},
-	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua"}},
-	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua"}},
+	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua", "single_write.lua"}},
+	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua", "single_write.lua"}},
+	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua", "single_write.lua"}},
+	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua", "single_write.lua"}},
+	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua", "single_write.lua"}},
 }
 
 var (

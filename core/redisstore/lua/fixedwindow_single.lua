@@ -1,5 +1,5 @@
 -- fixedwindow_single.lua: one fixed window charge (fixedwindow.lua's load, step and
--- commit, inlined). Follows single_window.lua.
+-- commit, inlined). Follows single_state.lua; single_write.lua follows.
 
 local window, count = quot(now, period), 0
 if state then
@@ -22,9 +22,4 @@ end
 count = count + cost
 local ttl = until_end + margin
 local value, expiry = format('%d %d', window, count), format('%d', ttl > 1 and ttl or 1)
-if not speculate then
-  redis.call('SET', KEYS[1], value, 'PX', expiry)
-elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
-  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
-end
-return {now, 1, 1, limit - count, 0, until_end, 0}
+local admitted = {now, 1, 1, limit - count, 0, until_end, 0} -- single_write.lua writes and replies

@@ -1,5 +1,5 @@
 -- gcra_single.lua: one GCRA charge (gcra.lua's step, inlined). Follows single.lua and
--- single_tat.lua, whose reach is the tolerance burst×unit.
+-- single_tat.lua, whose reach is the tolerance burst×unit; single_write.lua follows.
 
 if far or queued + need > reach then
   -- wait_until: whole ms from now until the TAT lies at most allowance units ahead
@@ -28,9 +28,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-if not speculate then
-  redis.call('SET', KEYS[1], value, 'PX', expiry)
-elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
-  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
-end
-return {now, 1, 1, quot(reach - queued, unit), 0, reset, 0}
+local admitted = {now, 1, 1, quot(reach - queued, unit), 0, reset, 0} -- single_write.lua writes and replies

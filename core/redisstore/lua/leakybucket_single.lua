@@ -1,5 +1,6 @@
 -- leakybucket_single.lua: one leaky bucket charge (leakybucket.lua's step, inlined).
--- Follows single.lua and single_tat.lua, whose reach is the queue's depth burst×unit.
+-- Follows single.lua and single_tat.lua, whose reach is the queue's depth burst×unit;
+-- single_write.lua follows.
 
 if far or queued > reach then
   -- wait_until: whole ms from now until the TAT lies at most allowance units ahead
@@ -29,9 +30,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-if not speculate then
-  redis.call('SET', KEYS[1], value, 'PX', expiry)
-elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
-  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
-end
-return {now, 1, 1, remaining, 0, reset, quot(wait + refill - 1, refill)}
+local admitted = {now, 1, 1, remaining, 0, reset, quot(wait + refill - 1, refill)} -- single_write.lua writes and replies

@@ -1,5 +1,5 @@
 -- slidingwindow_single.lua: one sliding window charge (slidingwindow.lua's load, step
--- and commit, inlined). Follows single_window.lua.
+-- and commit, inlined). Follows single_state.lua; single_write.lua follows.
 
 -- count_before is ⌊count×e/period⌋ for 0 <= e <= period, computed as whole×e +
 -- ⌊rest×e/period⌋ with count = whole×period + rest, so no intermediate exceeds
@@ -69,9 +69,4 @@ reset = start + 2 * period - now
 local remaining = limit - cur - weighted
 local ttl = reset + margin
 local value, expiry = format('%d %d %d', window, cur, prev), format('%d', ttl > 1 and ttl or 1)
-if not speculate then
-  redis.call('SET', KEYS[1], value, 'PX', expiry)
-elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
-  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
-end
-return {now, 1, 1, remaining > 0 and remaining or 0, 0, reset, 0}
+local admitted = {now, 1, 1, remaining > 0 and remaining or 0, 0, reset, 0} -- single_write.lua writes and replies

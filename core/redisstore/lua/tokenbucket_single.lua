@@ -1,5 +1,5 @@
 -- tokenbucket_single.lua: one token bucket charge (tokenbucket.lua's load, step and
--- commit, inlined). Follows single.lua.
+-- commit, inlined). Follows single_state.lua; single_write.lua follows.
 
 local full, need = capacity * unit, cost * unit
 local level, updated = full, now -- a missing key is a full bucket
@@ -28,9 +28,4 @@ level = level - need
 local reset = quot(full - level + refill - 1, refill)
 local ttl = updated + reset - now + margin
 local value, expiry = format('%d %d', level, updated), format('%d', ttl > 1 and ttl or 1)
-if not speculate then
-  redis.call('SET', KEYS[1], value, 'PX', expiry)
-elseif not redis.call('SET', KEYS[1], value, 'PX', expiry, 'NX') then
-  return nil -- the key exists: the batch decides again, reading it (batch_state.lua)
-end
-return {now, 1, 1, quot(level, unit), 0, reset, 0}
+local admitted = {now, 1, 1, quot(level, unit), 0, reset, 0} -- single_write.lua writes and replies

@@ -136,17 +136,17 @@ return out
 `
 
 // newBatchScript wraps a one-key script into the script that decides a batch of keys
-// with it (see batchDriver). The script's prologue and body run unchanged, the body as
-// a function nested in the prologue's, whose parameters KEYS and ARGV shadow the
-// globals, so a batched decision computes exactly what the script computes alone.
+// with it (see batchDriver). The script's prologue and body run unchanged (the body in
+// its batch form, batchBody, when it has one), the body as a function nested in the
+// prologue's, whose parameters KEYS and ARGV shadow the globals, so a batched decision
+// computes exactly what the script computes alone.
 func newBatchScript(single *script) *script {
 	var b strings.Builder
 	body := single.body
-	b.WriteString("local speculative = false\n")
 	if single.batchBody != "" {
 		body = single.batchBody
-		b.WriteString("speculative = true\n")
 	}
+	fmt.Fprintf(&b, "local speculative = %t\n", single.batchBody != "")
 	b.WriteString("local prepare = function(KEYS, ARGV)\n")
 	b.WriteString(single.prologue)
 	b.WriteString("\nreturn function(KEYS, speculate)\n")

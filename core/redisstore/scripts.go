@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"embed"
+	"slices"
 	"strings"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -40,6 +41,7 @@ var singleFiles = map[core.Algorithm]leanFiles{
 	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua", "single_write.lua"}},
 }
 
+// The prologues of the buckets' and the windows' lean scripts (see leanFiles).
 var (
 	bucketPrologue = []string{"quot.lua", "single.lua", "single_now.lua"}
 	windowPrologue = []string{"quot.lua", "single_window.lua", "single_now.lua"}
@@ -65,7 +67,8 @@ func loadScripts() scripts {
 		single:      make(map[core.Algorithm]*script, len(singleFiles)),
 	}
 	for a, files := range singleFiles {
-		batchBody := append([]string{"batch_state.lua"}, files.body[1:]...) // in place of single_state.lua
+		batchBody := slices.Clone(files.body) // reads the state as a batch: batch_state.lua
+		batchBody[slices.Index(batchBody, "single_state.lua")] = "batch_state.lua"
 		s.single[a] = newLeanScript(concat(files.prologue), concat(files.body), concat(batchBody))
 	}
 	var all []string

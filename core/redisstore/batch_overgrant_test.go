@@ -54,12 +54,7 @@ func TestBatchScriptFlushDuringTraffic(t *testing.T) {
 					}
 				}()
 			}
-			for i := 0; i < 5; i++ {
-				time.Sleep(30 * time.Millisecond) // let traffic run between flushes
-				if err := flushScripts(ctx, client); err != nil {
-					t.Fatal(err)
-				}
-			}
+			flushDuringTraffic(t, ctx, client)
 			close(stop)
 			wg.Wait()
 			if decisions == 0 || admitted > 100_000 {

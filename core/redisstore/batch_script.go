@@ -201,14 +201,18 @@ func walkBatchReply(reply []int64, n int, entries []batchEntry, ints []int64) (i
 		head := reply[pos]
 		pos++
 		if head < 0 {
-			msg, err := batchErrorBytes(reply[pos:], -head, i)
+			size, err := batchErrorSize(reply[pos:], -head, i)
 			if err != nil {
 				return 0, err
 			}
 			if entries != nil {
+				msg := make([]byte, size)
+				for j, v := range reply[pos : pos+size] {
+					msg[j] = byte(v)
+				}
 				entries[i].err = batchReplyError(msg)
 			}
-			pos += len(msg)
+			pos += size
 			continue
 		}
 		m, mask := int(head%64), head/64
@@ -248,18 +252,16 @@ func walkBatchReply(reply []int64, n int, entries []batchEntry, ints []int64) (i
 	return total, nil
 }
 
-// batchErrorBytes reads decision i's error message of size bytes from the start of
-// rest.
-func batchErrorBytes(rest []int64, size int64, i int) ([]byte, error) {
+// batchErrorSize checks decision i's error message of size bytes at the start of
+// rest: it must fit, within maxBatchErrorBytes, and every integer must be a byte.
+func batchErrorSize(rest []int64, size int64, i int) (int, error) {
 	if size > maxBatchErrorBytes || size > int64(len(rest)) {
-		return nil, fmt.Errorf("batch reply: decision %d claims an error of %d bytes, %d integers remain", i+1, size, len(rest))
+		return 0, fmt.Errorf("batch reply: decision %d claims an error of %d bytes, %d integers remain", i+1, size, len(rest))
 	}
-	msg := make([]byte, size)
-	for j, v := range rest[:size] {
+	for _, v := range rest[:size] {
 		if v < 0 || v > 255 {
-			return nil, fmt.Errorf("batch reply: decision %d: error byte %d", i+1, v)
+			return 0, fmt.Errorf("batch reply: decision %d: error byte %d", i+1, v)
 		}
-		msg[j] = byte(v)
 	}
-	return msg, nil
+	return int(size), nil
 }

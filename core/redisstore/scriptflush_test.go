@@ -62,12 +62,7 @@ func TestScriptFlushDuringTraffic(t *testing.T) {
 					}
 				}()
 			}
-			for i := 0; i < 5; i++ {
-				time.Sleep(30 * time.Millisecond) // let traffic run between flushes
-				if err := flushScripts(ctx, client); err != nil {
-					t.Fatal(err)
-				}
-			}
+			flushDuringTraffic(t, ctx, client)
 			close(stop)
 			wg.Wait()
 			total := 0
@@ -76,6 +71,18 @@ func TestScriptFlushDuringTraffic(t *testing.T) {
 				t.Fatal("no decisions were made")
 			}
 		})
+	}
+}
+
+// flushDuringTraffic flushes the scripts of every master five times, 30 ms apart, while
+// the caller's goroutines decide.
+func flushDuringTraffic(t *testing.T, ctx context.Context, client redis.UniversalClient) {
+	t.Helper()
+	for i := 0; i < 5; i++ {
+		time.Sleep(30 * time.Millisecond) // let traffic run between flushes
+		if err := flushScripts(ctx, client); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -73,27 +73,31 @@ func policySpec(p *core.Policy) any {
 const maxCachedPolicies = 4096
 
 // policyArgs are a policy's script arguments, boxed once: its spec for decide.lua
-// and the policy's arguments of its lean single-charge script.
+// and the policy's arguments of its lean single-charge script; and the policy's own
+// lean script (baked.go), nil when it has none.
 type policyArgs struct {
 	spec   any
 	single []any // the policy's arguments of its lean script: single.lua's or single_window.lua's
+	lean   *script
 }
 
 func newPolicyArgs(p *core.Policy) *policyArgs {
 	args := &policyArgs{spec: policySpec(p)}
-	switch p.Algorithm() {
-	case core.TokenBucket, core.GCRA, core.LeakyBucket:
-		args.single = []any{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()}
-	default:
-		args.single = []any{p.Limit(), p.PeriodMillis()}
+	for _, n := range leanNumbers(p) {
+		args.single = append(args.single, n)
 	}
 	return args
 }
 
-// specCache holds the arguments of the policies a store has seen, by policy ID.
+// specCache holds the arguments of the policies a store has seen, by policy ID, and
+// bakes the lean scripts of the first maxBakedPolicies of them for the store's margin
+// (ms) and clock.
 type specCache struct {
-	specs sync.Map // string -> *policyArgs
-	size  atomic.Int64
+	specs       sync.Map // string -> *policyArgs
+	size        atomic.Int64
+	baked       atomic.Int64
+	margin      int64
+	callerClock bool
 }
 
 func (c *specCache) get(p *core.Policy) *policyArgs {
@@ -102,9 +106,17 @@ func (c *specCache) get(p *core.Policy) *policyArgs {
 	}
 	args := newPolicyArgs(p)
 	if c.size.Load() < maxCachedPolicies {
-		if _, loaded := c.specs.LoadOrStore(p.ID(), args); !loaded {
-			c.size.Add(1)
+		if c.baked.Load() < maxBakedPolicies {
+			args.lean = bakedLean(p.Algorithm(), c.margin, leanNumbers(p), c.callerClock)
 		}
+		stored, loaded := c.specs.LoadOrStore(p.ID(), args)
+		if !loaded {
+			c.size.Add(1)
+			if args.lean != nil {
+				c.baked.Add(1)
+			}
+		}
+		return stored.(*policyArgs)
 	}
 	return args
 }

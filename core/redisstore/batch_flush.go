@@ -77,8 +77,9 @@ func (b *batcher) exec(ctx context.Context, cmds []*batchCmd) {
 	_, _ = pipe.Exec(ctx) // each command holds its own error
 }
 
-// commands builds one command per group of calls: the call's own script when it is
-// alone in its group, else the batch form of the script over the group.
+// commands builds one command per group of calls: the call's lean script (its
+// policy's own when it has one) or decide script when it is alone in its group, else
+// the batch form of the group's shared script over the group.
 func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd {
 	s := b.store
 	for _, c := range calls {
@@ -124,8 +125,13 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 	}
 	cmds := make([]*batchCmd, len(groups))
 	for i, group := range groups {
-		c := &batchCmd{calls: group, script: group[0].script, args: group[0].args}
-		if len(group) > 1 {
+		var c *batchCmd
+		if call := group[0]; len(group) == 1 {
+			c = &batchCmd{calls: group, script: call.script, args: call.args}
+			if lean, args := s.singleCommand(call.now, &call.req, call.key); lean != nil {
+				c.script, c.args = lean, args // the policy's own lean script, when it has one
+			}
+		} else {
 			c = b.batchCommand(group)
 		}
 		c.cmd = redis.NewIntSliceCmd(ctx, c.args...)

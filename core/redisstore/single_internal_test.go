@@ -150,12 +150,48 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 		if state != "" {
 			server.Set("lean", state)
 			server.Set("general", state)
+			server.Set("baked", state)
 		}
 		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, unit, refill, capacity, cost)
 		spec := "fuzz " + code + " " + strconv.FormatInt(unit, 10) + " " + strconv.FormatInt(refill, 10) + " " + strconv.FormatInt(capacity, 10)
 		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
 		checkLeanMatchesDecide(t, server, client, lean, general)
+		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{unit, refill, capacity}, true), cost, now, lean)
 	})
+}
+
+// checkBakedMatchesLean runs a policy's own lean script (baked, with the caller's
+// clock; nil when the numbers cannot be baked) on key "baked" after the shared lean
+// script ran as lean on key "lean" from the same state: both accept or reject alike,
+// reply the same integers, and leave the same state with the same TTL.
+func checkBakedMatchesLean(t *testing.T, server *miniredis.Miniredis, client *redis.Client, baked *script, cost, now int64, lean *redis.IntSliceCmd) {
+	t.Helper()
+	if baked == nil {
+		if lean.Err() == nil {
+			t.Fatalf("the numbers were not baked, but the shared script accepted them: %v", lean.Val())
+		}
+		return
+	}
+	ctx := context.Background()
+	cmd := redis.NewIntSliceCmd(ctx, "eval", baked.source, 1, "baked", cost, now)
+	err := client.Process(ctx, cmd)
+	if (err == nil) != (lean.Err() == nil) {
+		t.Fatalf("baked: %v, lean: %v", err, lean.Err())
+	}
+	if err != nil {
+		if !strings.HasPrefix(err.Error(), "RATELIMIT") {
+			t.Fatalf("baked: error %q is not the script's own", err)
+		}
+		return
+	}
+	if !slices.Equal(cmd.Val(), lean.Val()) {
+		t.Fatalf("baked replied %v, lean %v", cmd.Val(), lean.Val())
+	}
+	bakedState, _ := server.Get("baked")
+	leanState, _ := server.Get("lean")
+	if bakedState != leanState || server.TTL("baked") != server.TTL("lean") {
+		t.Fatalf("baked stored %q for %v, lean %q for %v", bakedState, server.TTL("baked"), leanState, server.TTL("lean"))
+	}
 }
 
 // checkLeanMatchesDecide runs a lean script's charge of key "lean" and the decide

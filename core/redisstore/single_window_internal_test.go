@@ -62,10 +62,12 @@ func FuzzSingleWindowMatchesDecide(f *testing.F) {
 		if state != "" {
 			server.Set("lean", state)
 			server.Set("general", state)
+			server.Set("baked", state)
 		}
 		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, limit, period, cost)
 		spec := "fuzz " + algorithmCode(alg) + " " + strconv.FormatInt(limit, 10) + " " + strconv.FormatInt(period, 10)
 		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
 		checkLeanMatchesDecide(t, server, client, lean, general)
+		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{limit, period}, true), cost, now, lean)
 	})
 }

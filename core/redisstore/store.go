@@ -72,6 +72,7 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		margin:  cfg.margin.Milliseconds(),
 		split:   cfg.splitStacks,
 		scripts: loadScripts(),
+		specs:   specCache{margin: cfg.margin.Milliseconds(), callerClock: cfg.clock != nil},
 	}
 	switch client.(type) {
 	case *redis.ClusterClient:
@@ -124,8 +125,8 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 	keys := [1]string{key}
 	var results [1]core.Result
 	var err error
-	if script := s.scripts.single[req.Policy.Algorithm()]; script != nil {
-		err = s.decideSingle(ctx, script, now, reqs[:], keys[0], results[:])
+	if script, args := s.singleCommand(now, &req, key); script != nil {
+		err = s.decideSingle(ctx, script, args, reqs[:], results[:])
 	} else {
 		_, _, err = s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:])
 	}
@@ -135,10 +136,24 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 	return results[0], nil
 }
 
-// decideSingle charges one request with its algorithm's lean script, which answers
-// as the decide script does.
-func (s *Store) decideSingle(ctx context.Context, script *script, now int64, reqs []core.Request, key string, results []core.Result) error {
-	reply, err := evalScript(ctx, s.client, script, s.singleArgs(script.sha, now, &reqs[0], key), redis.NewIntSliceCmd)
+// singleCommand is the lean script that charges req alone, and its arguments: the
+// policy's own script when it has one (baked.go), else its algorithm's shared one;
+// nil when the algorithm has no lean script.
+func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script, []any) {
+	shared := s.scripts.single[req.Policy.Algorithm()]
+	if shared == nil {
+		return nil, nil
+	}
+	if lean := s.specs.get(&req.Policy).lean; lean != nil {
+		return lean, bakedArgs(lean, now, req, key)
+	}
+	return shared, s.singleArgs(shared.sha, now, req, key)
+}
+
+// decideSingle charges one request with a lean script (args from singleCommand), which
+// answers as the decide script does.
+func (s *Store) decideSingle(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) error {
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
 	if err != nil {
 		return wrapError(ctx, reqs, err)
 	}

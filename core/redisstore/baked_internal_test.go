@@ -1,0 +1,84 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+)
+
+// TestBakedScriptsAreBounded decides with more policies than maxBakedPolicies: the
+// first ones get scripts of their own, the rest run the shared lean script, and every
+// decision is right either way, with the server's clock and with the caller's.
+func TestBakedScriptsAreBounded(t *testing.T) {
+	onBothServers(t, func(t *testing.T, client *redis.Client) {
+		for _, clock := range []struct {
+			name    string
+			options []Option
+		}{
+			{"server clock", nil},
+			{"caller clock", []Option{WithClock(time.Now)}},
+		} {
+			t.Run(clock.name, func(t *testing.T) {
+				ctx := context.Background()
+				if err := client.ScriptFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+				store, err := New(client, append(clock.options, WithPrefix(t.Name()+":"))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer store.Close()
+				// The reference: the same decisions in memory. Periods of a day keep a
+				// window's end from falling between the two stores' decisions.
+				want, err := memory.New()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer want.Close()
+				algorithms := []core.Algorithm{core.GCRA, core.TokenBucket, core.LeakyBucket, core.FixedWindow, core.SlidingWindow}
+				for i := 0; i < maxBakedPolicies+10; i++ {
+					p := core.MustPolicy(fmt.Sprintf("p%d", i), algorithms[i%len(algorithms)], core.Rate{Limit: int64(10 + i), Period: 24 * time.Hour})
+					for n := 1; n <= 2; n++ {
+						req := core.Request{Policy: p, Key: "k", Cost: 1}
+						res, err := store.Decide(ctx, req)
+						if err != nil {
+							t.Fatalf("%s, decision %d: %v", p.Name(), n, err)
+						}
+						ref, _ := want.Decide(ctx, req)
+						if res.Allowed != ref.Allowed || res.Remaining != ref.Remaining {
+							t.Fatalf("%s, decision %d: allowed %v, remaining %d, want %v and %d", p.Name(), n, res.Allowed, res.Remaining, ref.Allowed, ref.Remaining)
+						}
+					}
+					lean := store.specs.get(&p).lean
+					if baked := i < maxBakedPolicies; baked != (lean != nil) {
+						t.Fatalf("%s: baked script %v, want one: %v", p.Name(), lean != nil, baked)
+					}
+					if lean != nil && !scriptExists(t, client, lean) {
+						t.Fatalf("%s: its own script is not on the server", p.Name())
+					}
+				}
+				if n := store.specs.baked.Load(); n != maxBakedPolicies {
+					t.Fatalf("%d policies baked, want %d", n, maxBakedPolicies)
+				}
+				if !scriptExists(t, client, store.scripts.single[core.GCRA]) {
+					t.Fatal("the policies beyond the bound did not run the shared lean script")
+				}
+			})
+		}
+	})
+}
+
+func scriptExists(t *testing.T, client *redis.Client, s *script) bool {
+	t.Helper()
+	exists, err := client.ScriptExists(context.Background(), s.Hash()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exists[0]
+}

@@ -84,7 +84,7 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 		args = fmt.Sprintf(bakedWindowArgs, margin, limit, period, now, argc)
 	}
 	// files.prologue is quot.lua, the arguments' file, single_now.lua.
-	return newScript(concat(files.prologue[:1]) + args + concat(files.prologue[2:]) + concat(files.body))
+	return newLeanScript(concat(files.prologue[:1])+args+concat(files.prologue[2:]), concat(files.body), "")
 }
 
 // bakedArgs are the arguments of one EVALSHA of a policy's own lean script: the

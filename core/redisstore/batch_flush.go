@@ -221,7 +221,7 @@ func (b *batcher) batchScript(single *script) *script {
 func (b *batcher) answer(c *batchCmd) {
 	if !c.batched {
 		call := c.calls[0]
-		call.answer(decision(call, c.cmd.Val(), c.cmd.Err()))
+		call.answer(decision(call, c.script.lean, c.cmd.Val(), c.cmd.Err()))
 		return
 	}
 	if err := c.cmd.Err(); err != nil {
@@ -238,18 +238,24 @@ func (b *batcher) answer(c *batchCmd) {
 		return
 	}
 	for i, call := range c.calls {
-		call.answer(decision(call, entries[i].ints, entries[i].err))
+		call.answer(decision(call, c.script.lean, entries[i].ints, entries[i].err))
 	}
 }
 
-// decision reads one decision's reply as Store.Decide does.
-func decision(call *batchCall, reply []int64, err error) (core.Result, error) {
+// decision reads one decision's reply as Store.Decide does: as a lean script's reply
+// when lean, else as the decide script's.
+func decision(call *batchCall, lean bool, reply []int64, err error) (core.Result, error) {
 	reqs := [1]core.Request{call.req}
 	if err != nil {
 		return core.Result{}, wrapError(call.ctx, reqs[:], err)
 	}
 	var results [1]core.Result
-	if _, _, err := parseDecision(reply, reqs[:], results[:]); err != nil {
+	if lean {
+		err = parseLean(reply, &reqs[0], &results[0])
+	} else {
+		_, _, err = parseDecision(reply, reqs[:], results[:])
+	}
+	if err != nil {
 		return core.Result{}, fmt.Errorf("%s: %w: %w", policyNames(reqs[:]), ErrUnexpectedReply, err)
 	}
 	return results[0], nil

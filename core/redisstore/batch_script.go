@@ -10,7 +10,7 @@ const maxBatchErrorBytes = 200
 
 // maxBatchReplyInts bounds the integers of one decision's reply in a batch reply, so
 // that its header (see batchDriver) stays an exact Lua number. Single decisions reply
-// with 7.
+// with 3 to 5 (lean scripts) or 7 (decide.lua).
 const maxBatchReplyInts = 40
 
 // batchDriver decides a batch of keys with one script's batch form (newBatchScript):
@@ -87,7 +87,7 @@ while i < #KEYS do
     local ok, reply = true, decide
     if prepared and speculative then
       ok, reply = pcall(decide, key, true)
-      if not (ok and type(reply) == 'table' and reply[2] == 1) then
+      if not (ok and type(reply) == 'table' and reply[1] == 1) then
         -- Not admitted with a write to a missing key: nothing was written, so decide
         -- again reading the key, and stop speculating in this batch.
         speculative = false
@@ -153,7 +153,9 @@ func newBatchScript(single *script) *script {
 	b.WriteString(body)
 	b.WriteString("\nend\nend\n")
 	fmt.Fprintf(&b, batchDriver, maxBatchReplyInts, maxBatchReplyInts, maxBatchErrorBytes)
-	return newScript(b.String())
+	batch := newScript(b.String())
+	batch.lean = single.lean // each decision replies as single would
+	return batch
 }
 
 // batchReplyError is one decision's error from a batch reply: what Redis would have

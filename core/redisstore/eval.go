@@ -18,6 +18,9 @@ type script struct {
 	// batchBody is body as the batch form runs it, able to speculate that its key is
 	// missing (lua/batch_state.lua); empty when the batch form runs body as it is.
 	batchBody string
+	// lean: the script (or, in a batch form, each of its decisions) replies as a lean
+	// single-charge script (parseLean), not as decide.lua (parseDecision).
+	lean bool
 }
 
 func newScript(source string) *script {
@@ -26,11 +29,11 @@ func newScript(source string) *script {
 	return s
 }
 
-// newLeanScript is the script of a prologue followed by a body, and the body of its
-// batch form (see script).
+// newLeanScript is the lean script of a prologue followed by a body, and the body of
+// its batch form (see script).
 func newLeanScript(prologue, body, batchBody string) *script {
 	s := newScript(prologue + body)
-	s.prologue, s.body, s.batchBody = prologue, body, batchBody
+	s.prologue, s.body, s.batchBody, s.lean = prologue, body, batchBody, true
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,36 @@ func FuzzParseDecision(f *testing.F) {
 		if ok != r.Allowed || at < 0 || r.RetryAfter < 0 || r.ResetAfter < 0 || r.Delay < 0 || r.Allowed && r.RetryAfter != 0 ||
 			r.Policy != "fuzz" || r.Limit != policy.Capacity() || r.Remaining > policy.Capacity()+1 {
 			t.Fatalf("accepted %v as %+v (allowed %v)", reply, r, ok)
+		}
+	})
+}
+
+// FuzzParseLean feeds arbitrary integer replies to the lean scripts' reply parser: it
+// must never panic, and whatever it accepts must be a well-formed decision.
+func FuzzParseLean(f *testing.F) {
+	f.Add(int64(1), int64(4), int64(200), int64(0), int64(0), 2)
+	f.Add(int64(0), int64(0), int64(1000), int64(100), int64(0), 1)
+	f.Add(int64(1), int64(3), int64(600), int64(0), int64(400), 0)
+	f.Add(int64(2), int64(-4), int64(-1), int64(1<<62), int64(-9), 0)
+	f.Add(int64(1), int64(4), int64(200), int64(10), int64(0), 1)
+	policy := core.MustPolicy("fuzz", core.LeakyBucket, core.PerSecond(5))
+	f.Fuzz(func(t *testing.T, allowed, remaining, reset, retry, delay int64, trim int) {
+		reply := []int64{allowed, remaining, reset, retry, delay}
+		if trim > 0 && trim <= len(reply) {
+			reply = reply[:len(reply)-trim]
+		}
+		req := core.Request{Policy: policy, Key: "k"}
+		var r core.Result
+		if err := parseLean(reply, &req, &r); err != nil {
+			if r.Allowed {
+				t.Fatal("an error with an admission")
+			}
+			return
+		}
+		if len(reply) < 3 || r.RetryAfter < 0 || r.ResetAfter < 0 || r.Delay < 0 || r.Allowed && r.RetryAfter != 0 ||
+			r.Policy != "fuzz" || r.Limit != policy.Capacity() || r.Remaining > policy.Capacity()+1 ||
+			r.Allowed != (allowed == 1) || r.Remaining != remaining || r.ResetAfter != time.Duration(reset)*time.Millisecond {
+			t.Fatalf("accepted %v as %+v", reply, r)
 		}
 	})
 }
@@ -91,6 +122,6 @@ func FuzzDecideArguments(f *testing.F) {
 		for _, field := range fields {
 			args = append(args, strings.ReplaceAll(field, "|", " "))
 		}
-		checkScriptAnswer(t, server, client, line, args, n)
+		checkScriptAnswer(t, server, client, line, args, decideReplyLength(n))
 	})
 }

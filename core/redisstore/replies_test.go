@@ -179,31 +179,53 @@ func TestCrossSlotReply(t *testing.T) {
 }
 
 // TestMalformedReplies feeds replies of the wrong shape to the store: each one is an
-// error naming the policy, never an admission, never a panic.
+// error naming the policy, never an admission, never a panic. A token bucket's single
+// charge reads a lean script's reply; a sliding log's, the decide script's.
 func TestMalformedReplies(t *testing.T) {
-	p := core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5))
-	for name, reply := range map[string][]int64{
-		"Empty":                 {},
-		"Short":                 {1767225600000, 1, 1, 4, 0},
-		"Long":                  {1767225600000, 1, 1, 4, 0, 200, 0, 7},
-		"AllowedIsTwo":          {1767225600000, 1, 2, 4, 0, 200, 0},
-		"NegativeRetry":         {1767225600000, 0, 0, 4, -5, 200, 0},
-		"RemainingAboveLimit":   {1767225600000, 1, 1, 99, 0, 200, 0},
-		"AdmittedWithRetry":     {1767225600000, 1, 1, 4, 10, 200, 0},
-		"StackFlagDisagrees":    {1767225600000, 1, 0, 4, 10, 200, 0},
-		"NegativeInstant":       {-1, 1, 1, 4, 0, 200, 0},
-		"RetryBeyondExactRange": {1767225600000, 0, 0, 4, 1 << 60, 200, 0},
+	lean := core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5))
+	decide := core.MustPolicy("malformed-log", core.SlidingLog, core.PerSecond(5))
+	for _, c := range []struct {
+		policy  core.Policy
+		replies map[string][]int64
+	}{
+		{lean, map[string][]int64{
+			"Empty":                 {},
+			"Short":                 {1, 4},
+			"Long":                  {1, 4, 200, 0, 0, 7},
+			"DecideShape":           {1767225600000, 1, 1, 4, 0, 200, 0},
+			"AllowedIsTwo":          {2, 4, 200},
+			"NegativeRetry":         {0, 4, 200, -5},
+			"NegativeReset":         {1, 4, -1},
+			"RemainingAboveLimit":   {1, 99, 200},
+			"AdmittedWithRetry":     {1, 4, 200, 10},
+			"RetryBeyondExactRange": {0, 4, 200, 1 << 60},
+		}},
+		{decide, map[string][]int64{
+			"Empty":                 {},
+			"Short":                 {1767225600000, 1, 1, 4, 0},
+			"Long":                  {1767225600000, 1, 1, 4, 0, 200, 0, 7},
+			"LeanShape":             {1, 4, 200},
+			"AllowedIsTwo":          {1767225600000, 1, 2, 4, 0, 200, 0},
+			"NegativeRetry":         {1767225600000, 0, 0, 4, -5, 200, 0},
+			"RemainingAboveLimit":   {1767225600000, 1, 1, 99, 0, 200, 0},
+			"AdmittedWithRetry":     {1767225600000, 1, 1, 4, 10, 200, 0},
+			"StackFlagDisagrees":    {1767225600000, 1, 0, 4, 10, 200, 0},
+			"NegativeInstant":       {-1, 1, 1, 4, 0, 200, 0},
+			"RetryBeyondExactRange": {1767225600000, 0, 0, 4, 1 << 60, 200, 0},
+		}},
 	} {
-		t.Run(name, func(t *testing.T) {
-			client := newMiniredisClient(t)
-			client.AddHook(replyHook{ints: reply})
-			store, err := redisstore.New(client)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
-			checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
-		})
+		for name, reply := range c.replies {
+			t.Run(c.policy.Name()+"/"+name, func(t *testing.T) {
+				client := newMiniredisClient(t)
+				client.AddHook(replyHook{ints: reply})
+				store, err := redisstore.New(client)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := store.Decide(context.Background(), core.Request{Policy: c.policy, Key: "k"})
+				checkFailure(t, res, err, redisstore.ErrUnexpectedReply, c.policy.Name())
+			})
+		}
 	}
 }
 

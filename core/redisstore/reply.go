@@ -13,9 +13,10 @@ const fieldsPerResult = 5
 // maxReplyValue bounds every integer of a reply: the scripts compute below 2^53.
 const maxReplyValue = int64(1) << 53
 
-// parseDecision checks the decide script's reply and fills results for reqs. It reports the instant the script decided at and whether every
-// policy admitted. A reply of another shape is an error naming the policies; it
-// never yields an admission.
+// parseDecision checks the decide script's reply and fills results for reqs. It
+// reports the instant the script decided at and whether every policy admitted. A
+// reply of another shape is an error naming the policies; it never yields an
+// admission.
 func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (now int64, allowed bool, err error) {
 	if len(reply) != 2+fieldsPerResult*len(reqs) {
 		return 0, false, fmt.Errorf("%d integers for %d policies", len(reply), len(reqs))
@@ -27,23 +28,9 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 	every := true
 	for i := range reqs {
 		f := reply[2+fieldsPerResult*i : 2+fieldsPerResult*(i+1)]
-		p := &reqs[i].Policy
 		admitted, remaining, retry, reset, delay := f[0], f[1], f[2], f[3], f[4]
-		if admitted < 0 || admitted > 1 || remaining > p.Capacity()+1 || -remaining >= maxReplyValue ||
-			!inRange(retry) || !inRange(reset) || !inRange(delay) || admitted == 1 && retry != 0 {
-			return 0, false, fmt.Errorf("policy %q: fields %v", p.Name(), f)
-		}
-		results[i] = core.Result{
-			Policy:     p.Name(),
-			Allowed:    admitted == 1,
-			Limit:      p.Capacity(),
-			Remaining:  remaining,
-			RetryAfter: time.Duration(retry) * time.Millisecond,
-			ResetAfter: time.Duration(reset) * time.Millisecond,
-			Delay:      time.Duration(delay) * time.Millisecond,
-		}
-		if admitted == 1 && p.Algorithm() == core.Concurrency {
-			results[i].Lease = reqs[i].Lease
+		if !fillResult(&reqs[i], admitted, remaining, retry, reset, delay, &results[i]) {
+			return 0, false, fmt.Errorf("policy %q: fields %v", reqs[i].Policy.Name(), f)
 		}
 		every = every && admitted == 1
 	}
@@ -51,6 +38,45 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 		return 0, false, fmt.Errorf("stack allowed %d disagrees with its policies", all)
 	}
 	return now, all == 1, nil
+}
+
+// parseLean checks the reply of a lean single-charge script (lua/single.lua: allowed
+// remaining reset retry delay, trailing zeros left out) and fills result for req. A
+// reply of another shape is an error; it never yields an admission.
+func parseLean(reply []int64, req *core.Request, result *core.Result) error {
+	if len(reply) < 3 || len(reply) > fieldsPerResult {
+		return fmt.Errorf("%d integers, want 3 to %d", len(reply), fieldsPerResult)
+	}
+	var f [fieldsPerResult]int64
+	copy(f[:], reply)
+	admitted, remaining, reset, retry, delay := f[0], f[1], f[2], f[3], f[4]
+	if !fillResult(req, admitted, remaining, retry, reset, delay, result) {
+		return fmt.Errorf("fields %v", reply)
+	}
+	return nil
+}
+
+// fillResult checks one policy's fields of a reply and, when they are well formed,
+// fills result with them.
+func fillResult(req *core.Request, admitted, remaining, retry, reset, delay int64, result *core.Result) bool {
+	p := &req.Policy
+	if admitted < 0 || admitted > 1 || remaining > p.Capacity()+1 || -remaining >= maxReplyValue ||
+		!inRange(retry) || !inRange(reset) || !inRange(delay) || admitted == 1 && retry != 0 {
+		return false
+	}
+	*result = core.Result{
+		Policy:     p.Name(),
+		Allowed:    admitted == 1,
+		Limit:      p.Capacity(),
+		Remaining:  remaining,
+		RetryAfter: time.Duration(retry) * time.Millisecond,
+		ResetAfter: time.Duration(reset) * time.Millisecond,
+		Delay:      time.Duration(delay) * time.Millisecond,
+	}
+	if admitted == 1 && p.Algorithm() == core.Concurrency {
+		result.Lease = req.Lease
+	}
+	return true
 }
 
 func inRange(v int64) bool { return v >= 0 && v < maxReplyValue }

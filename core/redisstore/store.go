@@ -150,14 +150,13 @@ func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script
 	return shared, s.singleArgs(shared.sha, now, req, key)
 }
 
-// decideSingle charges one request with a lean script (args from singleCommand), which
-// answers as the decide script does.
+// decideSingle charges one request with a lean script (args from singleCommand).
 func (s *Store) decideSingle(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) error {
 	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
 	if err != nil {
 		return wrapError(ctx, reqs, err)
 	}
-	if _, _, err := parseDecision(reply.Val(), reqs, results); err != nil {
+	if err := parseLean(reply.Val(), &reqs[0], &results[0]); err != nil {
 		return fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
 	}
 	return nil

@@ -17,9 +17,9 @@ if state then
 end
 local until_end = (window + 1) * period - now
 if count + cost > limit then
-  return {now, 0, 0, limit - count, until_end, until_end, 0}
+  return {0, limit - count, until_end, until_end}
 end
 count = count + cost
 local ttl = until_end + margin
 local value, expiry = format('%d %d', window, count), format('%d', ttl > 1 and ttl or 1)
-local admitted = {now, 1, 1, limit - count, 0, until_end, 0} -- single_write.lua writes and replies
+local admitted = {1, limit - count, until_end} -- single_write.lua writes and replies

@@ -17,7 +17,7 @@ if far or queued + need > reach then
   if not far then
     remaining = quot(reach - queued, unit)
   end
-  return {now, 0, 0, remaining, wait_until(reach - need), wait_until(0), 0}
+  return {0, remaining, wait_until(0), wait_until(reach - need)}
 end
 queued = queued + need
 local whole = quot(queued, refill)
@@ -28,4 +28,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-local admitted = {now, 1, 1, quot(reach - queued, unit), 0, reset, 0} -- single_write.lua writes and replies
+local admitted = {1, quot(reach - queued, unit), reset} -- single_write.lua writes and replies

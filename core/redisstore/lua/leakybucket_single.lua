@@ -14,7 +14,7 @@ if far or queued > reach then
     local wait = diff - q
     return wait < 0 and 0 or wait
   end
-  return {now, 0, 0, 0, wait_until(reach), wait_until(0), 0}
+  return {0, 0, wait_until(0), wait_until(reach)}
 end
 local wait = queued
 queued = queued + need
@@ -30,4 +30,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-local admitted = {now, 1, 1, remaining, 0, reset, quot(wait + refill - 1, refill)} -- single_write.lua writes and replies
+local admitted = {1, remaining, reset, 0, quot(wait + refill - 1, refill)} -- single_write.lua writes and replies

@@ -8,9 +8,12 @@
 -- unit refill capacity: the bucket's token unit, refill per ms and capacity
 -- cost:   the request's effective cost
 -- single_now.lua and single_state.lua follow, then the algorithm's file.
--- Reply as decide.lua's: now, allowed, then allowed remaining retry_after_ms
--- reset_after_ms delay_ms. Every argument is validated before the first write. Errors
--- do not name the policy: the store adds its name.
+-- Reply: allowed remaining reset_after_ms retry_after_ms delay_ms, the fields of
+-- decide.lua's reply for one policy with reset before retry; trailing zeros may be
+-- left out, so an admission that does not wait is {1, remaining, reset}. Each reply
+-- integer costs the server more than computing it. parseLean reads this reply.
+-- Every argument is validated before the first write. Errors do not name the
+-- policy: the store adds its name.
 
 local MAX_EXACT = 9007199254740992 -- 2^53
 local floor, format, tonumber = math.floor, string.format, tonumber

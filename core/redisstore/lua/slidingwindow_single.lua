@@ -62,11 +62,11 @@ if weighted > spare then
     reset = start + period - now
   end
   local remaining = limit - cur - weighted
-  return {now, 0, 0, remaining > 0 and remaining or 0, start + offset - now, reset, 0}
+  return {0, remaining > 0 and remaining or 0, reset, start + offset - now}
 end
 cur = cur + cost
 reset = start + 2 * period - now
 local remaining = limit - cur - weighted
 local ttl = reset + margin
 local value, expiry = format('%d %d %d', window, cur, prev), format('%d', ttl > 1 and ttl or 1)
-local admitted = {now, 1, 1, remaining > 0 and remaining or 0, 0, reset, 0} -- single_write.lua writes and replies
+local admitted = {1, remaining > 0 and remaining or 0, reset} -- single_write.lua writes and replies

@@ -22,10 +22,10 @@ if state then
   end
 end
 if level < need then
-  return {now, 0, 0, quot(level, unit), quot(need - level + refill - 1, refill), quot(full - level + refill - 1, refill), 0}
+  return {0, quot(level, unit), quot(full - level + refill - 1, refill), quot(need - level + refill - 1, refill)}
 end
 level = level - need
 local reset = quot(full - level + refill - 1, refill)
 local ttl = updated + reset - now + margin
 local value, expiry = format('%d %d', level, updated), format('%d', ttl > 1 and ttl or 1)
-local admitted = {now, 1, 1, quot(level, unit), 0, reset, 0} -- single_write.lua writes and replies
+local admitted = {1, quot(level, unit), reset} -- single_write.lua writes and replies

@@ -26,6 +26,15 @@
 // A decision is one EVALSHA (EVAL once after a restart, failover or SCRIPT FLUSH). So is
 // a stack whose keys share a slot, which is always the case on a standalone server.
 //
+// A single charge of every algorithm but the sliding log and the concurrency limiter
+// runs a lean script of its policy's own: the store writes the policy's numbers and
+// its expiry margin into the script's source, so a call sends only the key, the cost
+// and (with WithClock) the instant, and the server parses and checks nothing else.
+// Each such script stays in every server's script cache (Redis before 7.4 never
+// evicts one), so only the first 256 policies a store sees get one; the others, whose
+// limits may come from requests, run their algorithm's shared lean script, which takes
+// the numbers as arguments and decides the same.
+//
 // # Batching
 //
 // WithBatching trades a little latency under load for throughput: concurrent Decide

@@ -90,8 +90,8 @@ func newPolicyArgs(p *core.Policy) *policyArgs {
 }
 
 // specCache holds the arguments of the policies a store has seen, by policy ID, and
-// bakes the lean scripts of the first maxBakedPolicies of them for the store's margin
-// (ms) and clock.
+// bakes the lean scripts of at most maxBakedPolicies of them, the first it sees, for
+// the store's margin (ms) and clock.
 type specCache struct {
 	specs       sync.Map // string -> *policyArgs
 	size        atomic.Int64
@@ -105,20 +105,39 @@ func (c *specCache) get(p *core.Policy) *policyArgs {
 		return args.(*policyArgs)
 	}
 	args := newPolicyArgs(p)
-	if c.size.Load() < maxCachedPolicies {
-		if c.baked.Load() < maxBakedPolicies {
-			args.lean = bakedLean(p.Algorithm(), c.margin, leanNumbers(p), c.callerClock)
+	if c.size.Load() >= maxCachedPolicies {
+		return args // built per call, with the shared lean script
+	}
+	if c.reserveBaked() {
+		if args.lean = bakedLean(p.Algorithm(), c.margin, leanNumbers(p), c.callerClock); args.lean == nil {
+			c.baked.Add(-1)
 		}
-		stored, loaded := c.specs.LoadOrStore(p.ID(), args)
-		if !loaded {
-			c.size.Add(1)
-			if args.lean != nil {
-				c.baked.Add(1)
-			}
+	}
+	stored, loaded := c.specs.LoadOrStore(p.ID(), args)
+	if loaded { // another caller stored p first: its script counts, not this one
+		if args.lean != nil {
+			c.baked.Add(-1)
 		}
 		return stored.(*policyArgs)
 	}
+	c.size.Add(1)
 	return args
+}
+
+// reserveBaked counts one more baked script unless maxBakedPolicies are counted
+// already, so that concurrent first uses of new policies never bake more. (A
+// reservation that loses the race to store its policy is given back; a policy that
+// first appears meanwhile may go without a script of its own.)
+func (c *specCache) reserveBaked() bool {
+	for {
+		n := c.baked.Load()
+		if n >= maxBakedPolicies {
+			return false
+		}
+		if c.baked.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // scriptArgs are the arguments of one EVALSHA of the decide script (lua/decide.lua):

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,4 +82,38 @@ func scriptExists(t *testing.T, client *redis.Client, s *script) bool {
 		t.Fatal(err)
 	}
 	return exists[0]
+}
+
+// TestBakedScriptsBoundedUnderConcurrency makes goroutines race to first use more
+// policies than maxBakedPolicies: never more than that many get a script of their
+// own, and the count matches the scripts kept. A policy that first appears while
+// other goroutines hold a reservation for a policy they lose to a racing caller may
+// go without: at most one per other goroutine.
+func TestBakedScriptsBoundedUnderConcurrency(t *testing.T) {
+	policies := make([]core.Policy, maxBakedPolicies+100)
+	for i := range policies {
+		policies[i] = core.MustPolicy(fmt.Sprintf("p%d", i), core.GCRA, core.PerSecond(int64(i+1)))
+	}
+	cache := &specCache{margin: 1}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range policies {
+				cache.get(&policies[(i*7+g*31)%len(policies)])
+			}
+		}()
+	}
+	wg.Wait()
+	kept := 0
+	cache.specs.Range(func(_, v any) bool {
+		if v.(*policyArgs).lean != nil {
+			kept++
+		}
+		return true
+	})
+	if n := cache.baked.Load(); n != int64(kept) || n > maxBakedPolicies || n < maxBakedPolicies-7 {
+		t.Fatalf("counted %d baked scripts and kept %d, want %d (or up to 7 fewer)", n, kept, maxBakedPolicies)
+	}
 }

@@ -31,9 +31,9 @@
 // its expiry margin into the script's source, so a call sends only the key, the cost
 // and (with WithClock) the instant, and the server parses and checks nothing else.
 // Each such script stays in every server's script cache (Redis before 7.4 never
-// evicts one), so only the first 256 policies a store sees get one; the others, whose
-// limits may come from requests, run their algorithm's shared lean script, which takes
-// the numbers as arguments and decides the same.
+// evicts one), so at most 256 policies of a store, the first it sees, get one; the
+// others, whose limits may come from requests, run their algorithm's shared lean
+// script, which takes the numbers as arguments and decides the same.
 //
 // # Batching
 //

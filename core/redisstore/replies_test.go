@@ -73,6 +73,9 @@ func TestWrongTypeAndForeignState(t *testing.T) {
 					}
 					res, err := store.Decide(ctx, core.Request{Policy: p, Key: key, Lease: 1})
 					checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
+					if c.name == "WrongType" && !strings.Contains(err.Error(), "WRONGTYPE") {
+						t.Fatalf("%s: error %q does not say WRONGTYPE", p.Name(), err)
+					}
 					// A stack with the broken key fails whole, and charges no other policy.
 					other := core.MustPolicy("wrongtype-other", core.FixedWindow, core.PerMinute(1))
 					reqs := []core.Request{{Policy: other, Key: key}, {Policy: p, Key: key, Lease: 2}}

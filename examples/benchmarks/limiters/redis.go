@@ -16,14 +16,15 @@ import (
 )
 
 // Redis returns the implementations that keep their state in Redis: this library's
-// Redis store with token_bucket, gcra and sliding_window, and gcra with batching
-// (redisstore.WithBatching), then the peers. Each gets
-// its own go-redis client with the same options.
+// Redis store with token_bucket, gcra, sliding_window and fixed_window (ulule's
+// algorithm), and gcra with batching (redisstore.WithBatching), then the peers. Each
+// gets its own go-redis client with the same options.
 func Redis() []Impl {
 	return []Impl{
 		{Name: "ratelimit-redis/token_bucket", Algorithm: "token bucket", Ours: true, New: ratelimitRedis(core.TokenBucket)},
 		{Name: "ratelimit-redis/gcra", Algorithm: "GCRA", Ours: true, New: ratelimitRedis(core.GCRA)},
 		{Name: "ratelimit-redis/sliding_window", Algorithm: "sliding window", Ours: true, New: ratelimitRedis(core.SlidingWindow)},
+		{Name: "ratelimit-redis/fixed_window", Algorithm: "fixed window", Ours: true, New: ratelimitRedis(core.FixedWindow)},
 		{Name: "ratelimit-redis/gcra batched", Algorithm: "GCRA", Ours: true, New: ratelimitRedis(core.GCRA, batching)},
 		{Name: "redis_rate", Algorithm: "GCRA", New: redisRate},
 		{Name: "ulule/redis", Algorithm: "fixed window", New: ululeRedis},

@@ -169,11 +169,16 @@ func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request,
 // (serverTime for Redis TIME), the TTL margin, the policy's arguments (the bucket's
 // unit, refill and capacity, or the window's limit and period), and the cost.
 func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string) []any {
+	return s.sharedLeanArgs(sha, now, req, key, s.specs.get(&req.Policy).single)
+}
+
+// sharedLeanArgs are singleArgs for a policy whose numbers (policyArgs.single) the
+// caller looked up already.
+func (s *Store) sharedLeanArgs(sha any, now int64, req *core.Request, key string, policy []any) []any {
 	var at any = "redis"
 	if now != serverTime {
 		at = now
 	}
-	policy := s.specs.get(&req.Policy).single
 	args := make([]any, 0, 10)
 	args = append(args, "evalsha", sha, 1, key, at, s.margin)
 	args = append(args, policy...)

@@ -144,10 +144,11 @@ func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script
 	if shared == nil {
 		return nil, nil
 	}
-	if lean := s.specs.get(&req.Policy).lean; lean != nil {
-		return lean, bakedArgs(lean, now, req, key)
+	policy := s.specs.get(&req.Policy)
+	if policy.lean != nil {
+		return policy.lean, bakedArgs(policy.lean, now, req, key)
 	}
-	return shared, s.singleArgs(shared.sha, now, req, key)
+	return shared, s.sharedLeanArgs(shared.sha, now, req, key, policy.single)
 }
 
 // decideSingle charges one request with a lean script (args from singleCommand).

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -38,7 +39,11 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 
 // NewEmbedded runs an in-process Redis (miniredis) and returns a Store on it that runs
 // the same scripts as on a real server. It is for tests, demos and trying the Redis
-// path without a server; state lives only as long as the store. Close stops the server.
+// path without a server; state lives only as long as the store. miniredis, made for
+// tests, does not count TTLs down by itself, so the store does, once a second: a key
+// expires at most a second late (which decides nothing differently: its state has
+// recovered), never early, and memory stays bounded by the keys in use. Close stops
+// the server and that goroutine.
 func NewEmbedded(options ...Option) (*Store, error) {
 	server := miniredis.NewMiniRedis()
 	if err := server.Start(); err != nil {
@@ -51,6 +56,42 @@ func NewEmbedded(options ...Option) (*Store, error) {
 		server.Close()
 		return nil, err
 	}
-	s.closers = append(s.closers, client.Close, func() error { server.Close(); return nil })
+	ticker := time.NewTicker(embeddedExpiryTick)
+	stopExpiry := countDownTTLs(server, ticker.C, time.Now)
+	s.closers = append(s.closers, client.Close, func() error {
+		ticker.Stop()
+		stopExpiry()
+		server.Close()
+		return nil
+	})
 	return s, nil
+}
+
+// embeddedExpiryTick is how often an embedded store counts its TTLs down.
+const embeddedExpiryTick = time.Second
+
+// countDownTTLs advances server's TTLs by the time that passed on now's clock, at
+// every tick, until stop is called; stop returns once the goroutine has.
+func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func() time.Time) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	last := now()
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case <-ticks:
+				// A clock that steps back is waited out, not counted: TTLs never run fast.
+				if t := now(); t.After(last) {
+					server.FastForward(t.Sub(last))
+					last = t
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }

@@ -40,11 +40,24 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 // NewEmbedded runs an in-process Redis (miniredis) and returns a Store on it that runs
 // the same scripts as on a real server. It is for tests, demos and trying the Redis
 // path without a server; state lives only as long as the store. miniredis, made for
-// tests, does not count TTLs down by itself, so the store does, once a second: a key
-// expires at most a second late (which decides nothing differently: its state has
-// recovered), never early, and memory stays bounded by the keys in use. Close stops
-// the server and that goroutine.
+// tests, does not count TTLs down by itself, so the store does, once a second, by the
+// time that passed on the store's clock (WithClock's, which it then also reads from
+// that goroutine, or the real one): a key expires at most a tick late (which decides
+// nothing differently: its state has recovered), never early, and memory stays
+// bounded by the keys in use. Close stops the server and that goroutine.
 func NewEmbedded(options ...Option) (*Store, error) {
+	ticker := time.NewTicker(embeddedExpiryTick)
+	s, err := newEmbedded(ticker.C, options...)
+	if err != nil {
+		ticker.Stop()
+		return nil, err
+	}
+	s.closers = append(s.closers, func() error { ticker.Stop(); return nil })
+	return s, nil
+}
+
+// newEmbedded is NewEmbedded counting TTLs down at every tick of ticks.
+func newEmbedded(ticks <-chan time.Time, options ...Option) (*Store, error) {
 	server := miniredis.NewMiniRedis()
 	if err := server.Start(); err != nil {
 		return nil, fmt.Errorf("redisstore: NewEmbedded: %w", err)
@@ -56,10 +69,12 @@ func NewEmbedded(options ...Option) (*Store, error) {
 		server.Close()
 		return nil, err
 	}
-	ticker := time.NewTicker(embeddedExpiryTick)
-	stopExpiry := countDownTTLs(server, ticker.C, time.Now)
+	clock := time.Now
+	if s.clock != nil {
+		clock = s.clock // TTLs were computed on the caller's clock
+	}
+	stopExpiry := countDownTTLs(server, ticks, clock)
 	s.closers = append(s.closers, client.Close, func() error {
-		ticker.Stop()
 		stopExpiry()
 		server.Close()
 		return nil

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,23 +52,57 @@ func TestEmbeddedTTLsCountDown(t *testing.T) {
 	}
 }
 
-// TestEmbeddedStoreExpiresKeys decides on an embedded store and closes it: its key
-// carries a TTL that countDownTTLs will count down, and Close returns, having stopped
-// that goroutine.
+// TestEmbeddedStoreExpiresKeys decides on embedded stores, with the caller's clock and
+// with Redis TIME: a key lives while its state has not recovered, and goes at the
+// first tick after its TTL on the store's clock; Close stops the countdown.
 func TestEmbeddedStoreExpiresKeys(t *testing.T) {
-	store, err := NewEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx := context.Background()
 	p := core.MustPolicy("embedded", core.GCRA, core.PerSecond(10))
-	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
-		t.Fatal(err)
-	}
-	ttl, err := store.client.(*redis.Client).PTTL(context.Background(), store.Key(p, "k")).Result()
-	if err != nil || ttl <= 0 || ttl > time.Second {
-		t.Fatalf("TTL %v (%v), want within (0, 1s]", ttl, err)
-	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
+	t.Run("caller clock", func(t *testing.T) {
+		var ms atomic.Int64
+		ms.Store(1767225600000)
+		ticks := make(chan time.Time)
+		store, err := newEmbedded(ticks, WithClock(func() time.Time { return time.UnixMilli(ms.Load()) }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ttl := time.Duration(store.client.(*redis.Client).PTTL(ctx, store.Key(p, "k")).Val())
+		if ttl <= DefaultCallerClockMargin || ttl > DefaultCallerClockMargin+time.Second {
+			t.Fatalf("TTL %v, want the recovery of one token plus %v", ttl, DefaultCallerClockMargin)
+		}
+		for _, step := range []struct {
+			advance time.Duration
+			exists  bool
+		}{
+			{ttl - time.Millisecond, true},
+			{time.Millisecond, false},
+		} {
+			ms.Add(step.advance.Milliseconds())
+			ticks <- time.Time{}
+			ticks <- time.Time{} // received once the first tick's work is done
+			if n := store.client.(*redis.Client).Exists(ctx, store.Key(p, "k")).Val(); (n == 1) != step.exists {
+				t.Fatalf("after %v more: %d keys, want exists %v", step.advance, n, step.exists)
+			}
+		}
+	})
+	t.Run("server clock", func(t *testing.T) {
+		store, err := NewEmbedded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ttl, err := store.client.(*redis.Client).PTTL(ctx, store.Key(p, "k")).Result()
+		if err != nil || ttl <= 0 || ttl > time.Second {
+			t.Fatalf("TTL %v (%v), want within (0, 1s]", ttl, err)
+		}
+		if err := store.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -21,25 +21,17 @@ const (
 	maxPeriod = 31622400000 // MAX_PERIOD, and the margin's bound: 366 days in ms
 )
 
-// bakedBucketArgs replaces single.lua in a token bucket's, GCRA's or leaky bucket's
-// own lean script: the store's margin and the policy's unit, refill and capacity are
-// written into the source, so a call sends only the cost (ARGV[1]) and, when the
-// store has a clock, the instant (ARGV[2]). Parsing and checking five arguments on
-// every call cost the server about a fifth of a decision.
-const bakedBucketArgs = `local floor, format, tonumber = math.floor, string.format, tonumber
-local margin, unit, refill, capacity = %d, %d, %d, %d -- the policy's, checked by the store
+// bakedArgsLua replaces single.lua (the buckets) or single_window.lua (the windows) in
+// a policy's own lean script: the store's margin and the policy's numbers (%s: the
+// locals that name them, and most, the largest cost) are written into the source, so
+// a call sends only the cost (ARGV[1]) and, when the store has a clock, the instant
+// (ARGV[2]). Parsing and checking five arguments on every call cost the server about
+// a fifth of a decision.
+const bakedArgsLua = `local floor, format, tonumber = math.floor, string.format, tonumber
+local margin = %d
+%s -- the policy's, checked by the store
 local now, cost = %s, tonumber(ARGV[1])
-if #KEYS ~= 1 or #ARGV ~= %d or not cost or cost %% 1 ~= 0 or cost < 1 or cost > capacity then
-  return redis.error_reply('RATELIMIT malformed arguments')
-end
-`
-
-// bakedWindowArgs replaces single_window.lua in a fixed or sliding window's own lean
-// script, as bakedBucketArgs does for the buckets.
-const bakedWindowArgs = `local floor, format, tonumber = math.floor, string.format, tonumber
-local margin, limit, period = %d, %d, %d -- the policy's, checked by the store
-local now, cost = %s, tonumber(ARGV[1])
-if #KEYS ~= 1 or #ARGV ~= %d or not cost or cost %% 1 ~= 0 or cost < 1 or cost > limit then
+if #KEYS ~= 1 or #ARGV ~= %d or not cost or cost %% 1 ~= 0 or cost < 1 or cost > most then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
 `
@@ -68,21 +60,22 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 	if callerClock {
 		now, argc = "ARGV[2]", 2
 	}
-	var args string
+	var locals string
 	switch alg {
 	case core.TokenBucket, core.GCRA, core.LeakyBucket:
 		unit, refill, capacity := numbers[0], numbers[1], numbers[2]
 		if unit < 1 || refill < 1 || float64(refill) > maxExact || capacity < 1 || float64(capacity)*float64(unit) > maxExact {
 			return nil
 		}
-		args = fmt.Sprintf(bakedBucketArgs, margin, unit, refill, capacity, now, argc)
+		locals = fmt.Sprintf("local unit, refill, capacity, most = %d, %d, %d, %d", unit, refill, capacity, capacity)
 	default:
 		limit, period := numbers[0], numbers[1]
 		if limit < 1 || float64(limit) > maxExact || period < 1 || float64(period) > maxPeriod {
 			return nil
 		}
-		args = fmt.Sprintf(bakedWindowArgs, margin, limit, period, now, argc)
+		locals = fmt.Sprintf("local limit, period, most = %d, %d, %d", limit, period, limit)
 	}
+	args := fmt.Sprintf(bakedArgsLua, margin, locals, now, argc)
 	// files.prologue is quot.lua, the arguments' file, single_now.lua.
 	return newLeanScript(concat(files.prologue[:1])+args+concat(files.prologue[2:]), concat(files.body), "")
 }

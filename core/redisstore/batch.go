@@ -31,8 +31,8 @@ type batchCall struct {
 	now    int64
 	queued time.Time // when it joined the queue (only with a window)
 	state  atomic.Int32
-	script *script // the one-key script that decides it, set by the flush
-	args   []any   // its EVALSHA, set by the flush
+	script *script // the shared one-key script whose batch form decides it, set by the flush
+	args   []any   // its EVALSHA of script, set when it joins a batch command
 
 	result core.Result
 	err    error

@@ -82,13 +82,10 @@ func (b *batcher) exec(ctx context.Context, cmds []*batchCmd) {
 // the batch form of the group's shared script over the group.
 func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd {
 	s := b.store
-	for _, c := range calls {
+	for _, c := range calls { // the shared script, which the batch form runs
 		alg := c.req.Policy.Algorithm()
-		if c.script = s.scripts.single[alg]; c.script != nil {
-			c.args = s.singleArgs(c.script.sha, c.now, &c.req, c.key)
-		} else {
+		if c.script = s.scripts.single[alg]; c.script == nil {
 			c.script = s.scripts.byAlgorithm[alg]
-			c.args = s.scriptArgs(c.script.sha, modeCharge, c.now, []core.Request{c.req}, []string{c.key})
 		}
 	}
 	var groups [][]*batchCall
@@ -127,9 +124,9 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 	for i, group := range groups {
 		var c *batchCmd
 		if call := group[0]; len(group) == 1 {
-			c = &batchCmd{calls: group, script: call.script, args: call.args}
-			if lean, args := s.singleCommand(call.now, &call.req, call.key); lean != nil {
-				c.script, c.args = lean, args // the policy's own lean script, when it has one
+			c = &batchCmd{calls: group}
+			if c.script, c.args = s.singleCommand(call.now, &call.req, call.key); c.script == nil {
+				c.script, c.args = call.script, s.sharedArgs(call)
 			}
 		} else {
 			c = b.batchCommand(group)
@@ -146,6 +143,9 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 // arguments (see batchDriver).
 func (b *batcher) batchCommand(group []*batchCall) *batchCmd {
 	script := b.batchScript(group[0].script)
+	for _, c := range group {
+		c.args = b.store.sharedArgs(c)
+	}
 	size := 3
 	for _, c := range group {
 		size += len(c.args) // at most: the key, a run's header, the arguments
@@ -166,6 +166,15 @@ func (b *batcher) batchCommand(group []*batchCall) *batchCmd {
 		start = end
 	}
 	return &batchCmd{calls: group, script: script, batched: true, args: args}
+}
+
+// sharedArgs are the arguments of c alone with its shared script (c.script): a lean
+// script's, or the decide script's.
+func (s *Store) sharedArgs(c *batchCall) []any {
+	if c.script.lean {
+		return s.singleArgs(c.script.sha, c.now, &c.req, c.key)
+	}
+	return s.scriptArgs(c.script.sha, modeCharge, c.now, []core.Request{c.req}, []string{c.key})
 }
 
 // sameArgs reports whether two decisions' arguments are equal strings and integers,

@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +239,7 @@ func (s *server) newDump(before []string) (int64, error) {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		after, _ := filepath.Glob(filepath.Join(s.dir, "callgrind.out.*"))
 		for _, name := range after {
-			if contains(before, name) {
+			if slices.Contains(before, name) {
 				continue
 			}
 			data, err := os.ReadFile(name)
@@ -253,15 +254,6 @@ func (s *server) newDump(before []string) (int64, error) {
 		}
 	}
 	return 0, errors.New("no new callgrind dump within 30 s")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func freePort() (int, error) {

@@ -164,17 +164,12 @@ func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request,
 	return args
 }
 
-// singleArgs are the arguments of one EVALSHA of a lean single-charge script
+// singleArgs are the arguments of one EVALSHA of a shared lean single-charge script
 // (lua/single.lua, lua/single_window.lua): the command, the SHA, one key, the instant
-// (serverTime for Redis TIME), the TTL margin, the policy's arguments (the bucket's
-// unit, refill and capacity, or the window's limit and period), and the cost.
-func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string) []any {
-	return s.sharedLeanArgs(sha, now, req, key, s.specs.get(&req.Policy).single)
-}
-
-// sharedLeanArgs are singleArgs for a policy whose numbers (policyArgs.single) the
-// caller looked up already.
-func (s *Store) sharedLeanArgs(sha any, now int64, req *core.Request, key string, policy []any) []any {
+// (serverTime for Redis TIME), the TTL margin, the policy's arguments (policyArgs.single:
+// the bucket's unit, refill and capacity, or the window's limit and period), and the
+// cost.
+func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string, policy []any) []any {
 	var at any = "redis"
 	if now != serverTime {
 		at = now

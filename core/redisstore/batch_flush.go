@@ -172,7 +172,7 @@ func (b *batcher) batchCommand(group []*batchCall) *batchCmd {
 // script's, or the decide script's.
 func (s *Store) sharedArgs(c *batchCall) []any {
 	if c.script.lean {
-		return s.singleArgs(c.script.sha, c.now, &c.req, c.key)
+		return s.singleArgs(c.script.sha, c.now, &c.req, c.key, s.specs.get(&c.req.Policy).single)
 	}
 	return s.scriptArgs(c.script.sha, modeCharge, c.now, []core.Request{c.req}, []string{c.key})
 }

@@ -148,7 +148,7 @@ func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script
 	if policy.lean != nil {
 		return policy.lean, bakedArgs(policy.lean, now, req, key)
 	}
-	return shared, s.sharedLeanArgs(shared.sha, now, req, key, policy.single)
+	return shared, s.singleArgs(shared.sha, now, req, key, policy.single)
 }
 
 // decideSingle charges one request with a lean script (args from singleCommand).

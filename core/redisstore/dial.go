@@ -41,13 +41,14 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 // the same scripts as on a real server. It is for tests, demos and trying the Redis
 // path without a server; state lives only as long as the store. miniredis, made for
 // tests, does not count TTLs down by itself, so the store does, once a second, by the
-// time that passed on the store's clock (WithClock's, which it then also reads from
-// that goroutine, or the real one): a key expires at most a tick late (which decides
-// nothing differently: its state has recovered), never early, and memory stays
-// bounded by the keys in use. Close stops the server and that goroutine.
+// real time that passed, as Redis does: memory stays bounded by the keys in use. A
+// countdown in steps of a second takes a whole step off a key written just before it,
+// so the store adds a second to its expiry margin (WithExpiryMargin, or the default):
+// no key expires before its state has recovered. Close stops the server and the
+// goroutine that counts.
 func NewEmbedded(options ...Option) (*Store, error) {
 	ticker := time.NewTicker(embeddedExpiryTick)
-	s, err := newEmbedded(ticker.C, options...)
+	s, err := newEmbedded(ticker.C, time.Now, embeddedExpiryTick, options...)
 	if err != nil {
 		ticker.Stop()
 		return nil, err
@@ -56,24 +57,22 @@ func NewEmbedded(options ...Option) (*Store, error) {
 	return s, nil
 }
 
-// newEmbedded is NewEmbedded counting TTLs down at every tick of ticks.
-func newEmbedded(ticks <-chan time.Time, options ...Option) (*Store, error) {
+// newEmbedded is NewEmbedded counting TTLs down at every tick of ticks, on clock now,
+// with ticks at most tick apart.
+func newEmbedded(ticks <-chan time.Time, now func() time.Time, tick time.Duration, options ...Option) (*Store, error) {
 	server := miniredis.NewMiniRedis()
 	if err := server.Start(); err != nil {
 		return nil, fmt.Errorf("redisstore: NewEmbedded: %w", err)
 	}
 	client := redis.NewClient(&redis.Options{Addr: server.Addr(), ContextTimeoutEnabled: true})
-	s, err := New(client, options...)
+	slack := func(c *config) error { c.slack = tick; return nil }
+	s, err := New(client, append(options[:len(options):len(options)], slack)...)
 	if err != nil {
 		client.Close()
 		server.Close()
 		return nil, err
 	}
-	clock := time.Now
-	if s.clock != nil {
-		clock = s.clock // TTLs were computed on the caller's clock
-	}
-	stopExpiry := countDownTTLs(server, ticks, clock)
+	stopExpiry := countDownTTLs(server, ticks, now)
 	s.closers = append(s.closers, client.Close, func() error {
 		stopExpiry()
 		server.Close()
@@ -85,8 +84,9 @@ func newEmbedded(ticks <-chan time.Time, options ...Option) (*Store, error) {
 // embeddedExpiryTick is how often an embedded store counts its TTLs down.
 const embeddedExpiryTick = time.Second
 
-// countDownTTLs advances server's TTLs by the time that passed on now's clock, at
-// every tick, until stop is called; stop returns once the goroutine has.
+// countDownTTLs takes the time that passed on now's clock off server's TTLs at every
+// tick, until stop is called; stop returns once the goroutine has. A clock that steps
+// back is waited out, not counted.
 func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func() time.Time) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	last := now()
@@ -97,7 +97,6 @@ func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func
 			case <-done:
 				return
 			case <-ticks:
-				// A clock that steps back is waited out, not counted: TTLs never run fast.
 				if t := now(); t.After(last) {
 					server.FastForward(t.Sub(last))
 					last = t

@@ -14,8 +14,8 @@ import (
 )
 
 // TestEmbeddedTTLsCountDown drives countDownTTLs with a clock of the test's own: a key
-// expires once the clock has passed its TTL, never before, and a clock that steps
-// back does not make TTLs run fast.
+// written before the first tick expires once the clock has passed its TTL, not
+// before, and a clock that steps back does not make TTLs run fast.
 func TestEmbeddedTTLsCountDown(t *testing.T) {
 	server := miniredis.RunT(t)
 	var mu sync.Mutex
@@ -52,57 +52,70 @@ func TestEmbeddedTTLsCountDown(t *testing.T) {
 	}
 }
 
-// TestEmbeddedStoreExpiresKeys decides on embedded stores, with the caller's clock and
-// with Redis TIME: a key lives while its state has not recovered, and goes at the
-// first tick after its TTL on the store's clock; Close stops the countdown.
-func TestEmbeddedStoreExpiresKeys(t *testing.T) {
+// TestEmbeddedKeysOutliveTheirState decides on embedded stores, with Redis TIME and
+// with the caller's clock, and counts their TTLs down on a clock of the test's own. A
+// key written just before a tick loses a whole tick at that tick, so its TTL holds
+// the state's recovery, the margin and one tick more: it outlives the tick that comes
+// right after its write, and goes once the clock has passed its TTL.
+func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 	ctx := context.Background()
-	p := core.MustPolicy("embedded", core.GCRA, core.PerSecond(10))
-	t.Run("caller clock", func(t *testing.T) {
-		var ms atomic.Int64
-		ms.Store(1767225600000)
-		ticks := make(chan time.Time)
-		store, err := newEmbedded(ticks, WithClock(func() time.Time { return time.UnixMilli(ms.Load()) }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
-		if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
-			t.Fatal(err)
-		}
-		ttl := time.Duration(store.client.(*redis.Client).PTTL(ctx, store.Key(p, "k")).Val())
-		if ttl <= DefaultCallerClockMargin || ttl > DefaultCallerClockMargin+time.Second {
-			t.Fatalf("TTL %v, want the recovery of one token plus %v", ttl, DefaultCallerClockMargin)
-		}
-		for _, step := range []struct {
-			advance time.Duration
-			exists  bool
-		}{
-			{ttl - time.Millisecond, true},
-			{time.Millisecond, false},
-		} {
-			ms.Add(step.advance.Milliseconds())
-			ticks <- time.Time{}
-			ticks <- time.Time{} // received once the first tick's work is done
-			if n := store.client.(*redis.Client).Exists(ctx, store.Key(p, "k")).Val(); (n == 1) != step.exists {
-				t.Fatalf("after %v more: %d keys, want exists %v", step.advance, n, step.exists)
+	p := core.MustPolicy("embedded", core.GCRA, core.PerSecond(10)) // a token recovers in 100 ms
+	const tick = time.Second
+	for _, c := range []struct {
+		name    string
+		options []Option
+		margin  time.Duration
+	}{
+		{"server clock", nil, DefaultServerTimeMargin},
+		{"caller clock", []Option{WithClock(time.Now)}, DefaultCallerClockMargin},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ns atomic.Int64
+			ticks := make(chan time.Time)
+			store, err := newEmbedded(ticks, func() time.Time { return time.Unix(0, ns.Load()) }, tick, c.options...)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	})
-	t.Run("server clock", func(t *testing.T) {
-		store, err := NewEmbedded()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
-			t.Fatal(err)
-		}
-		ttl, err := store.client.(*redis.Client).PTTL(ctx, store.Key(p, "k")).Result()
-		if err != nil || ttl <= 0 || ttl > time.Second {
-			t.Fatalf("TTL %v (%v), want within (0, 1s]", ttl, err)
-		}
-		if err := store.Close(); err != nil {
-			t.Fatal(err)
-		}
-	})
+			defer store.Close()
+			if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
+				t.Fatal(err)
+			}
+			client, key := store.client.(*redis.Client), store.Key(p, "k")
+			ttl := client.PTTL(ctx, key).Val()
+			if want := 100*time.Millisecond + c.margin + tick; ttl <= want-5*time.Millisecond || ttl > want {
+				t.Fatalf("TTL %v, want the recovery, the margin and a tick: %v", ttl, want)
+			}
+			for _, step := range []struct {
+				advance time.Duration
+				exists  bool
+			}{
+				{tick, true}, // the tick right after the write takes a whole tick off
+				{ttl - tick - time.Millisecond, true},
+				{time.Millisecond, false},
+			} {
+				ns.Add(int64(step.advance))
+				ticks <- time.Time{}
+				ticks <- time.Time{} // received once the first tick's work is done
+				if n := client.Exists(ctx, key).Val(); (n == 1) != step.exists {
+					t.Fatalf("after %v more: %d keys, want exists %v", step.advance, n, step.exists)
+				}
+			}
+		})
+	}
+}
+
+// TestEmbeddedStoreCloses closes an embedded store with its real ticker: Close returns,
+// having stopped the goroutine that counts TTLs down.
+func TestEmbeddedStoreCloses(t *testing.T) {
+	store, err := NewEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := core.MustPolicy("embedded", core.GCRA, core.PerSecond(10))
+	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -29,7 +29,8 @@ type config struct {
 	hashTag     HashTagFunc
 	margin      time.Duration
 	marginSet   bool
-	splitStacks bool // tests: decide every request of a stack in its own call
+	slack       time.Duration // added to margin: how early an embedded store may expire a key
+	splitStacks bool          // tests: decide every request of a stack in its own call
 	batchWindow time.Duration
 	batchMax    int // 0: no batching
 }
@@ -157,5 +158,6 @@ func newConfig(options []Option) (config, error) {
 			c.margin = DefaultCallerClockMargin
 		}
 	}
+	c.margin += c.slack
 	return c, nil
 }

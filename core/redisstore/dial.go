@@ -43,8 +43,9 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 // tests, does not count TTLs down by itself, so the store does, once a second, by the
 // real time that passed, as Redis does: memory stays bounded by the keys in use. A
 // countdown in steps of a second takes a whole step off a key written just before it,
-// so the store adds a second to its expiry margin (WithExpiryMargin, or the default):
-// no key expires before its state has recovered. Close stops the server and the
+// so the store adds a second to its expiry margin (WithExpiryMargin, or the default),
+// and never takes off more than a second at once (a stalled process keeps its keys
+// longer): no key expires before its state has recovered. Close stops the server and the
 // goroutine that counts.
 func NewEmbedded(options ...Option) (*Store, error) {
 	ticker := time.NewTicker(embeddedExpiryTick)
@@ -72,7 +73,7 @@ func newEmbedded(ticks <-chan time.Time, now func() time.Time, tick time.Duratio
 		server.Close()
 		return nil, err
 	}
-	stopExpiry := countDownTTLs(server, ticks, now)
+	stopExpiry := countDownTTLs(server, ticks, now, tick)
 	s.closers = append(s.closers, client.Close, func() error {
 		stopExpiry()
 		server.Close()
@@ -85,9 +86,11 @@ func newEmbedded(ticks <-chan time.Time, now func() time.Time, tick time.Duratio
 const embeddedExpiryTick = time.Second
 
 // countDownTTLs takes the time that passed on now's clock off server's TTLs at every
-// tick, until stop is called; stop returns once the goroutine has. A clock that steps
-// back is waited out, not counted.
-func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func() time.Time) (stop func()) {
+// tick, but never more than most, until stop is called; stop returns once the
+// goroutine has. After a stall (a late tick) the keys written just before it have not
+// lived the whole stall: counting it would expire them early, while not counting it
+// only keeps every key a little longer. A clock that steps back is waited out.
+func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func() time.Time, most time.Duration) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	last := now()
 	go func() {
@@ -98,7 +101,7 @@ func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func
 				return
 			case <-ticks:
 				if t := now(); t.After(last) {
-					server.FastForward(t.Sub(last))
+					server.FastForward(min(t.Sub(last), most))
 					last = t
 				}
 			}

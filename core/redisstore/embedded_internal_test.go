@@ -14,8 +14,9 @@ import (
 )
 
 // TestEmbeddedTTLsCountDown drives countDownTTLs with a clock of the test's own: a key
-// written before the first tick expires once the clock has passed its TTL, not
-// before, and a clock that steps back does not make TTLs run fast.
+// written before the first tick expires once the counted time has passed its TTL, not
+// before; a stall counts as one tick at most, and a clock that steps back does not
+// make TTLs run fast.
 func TestEmbeddedTTLsCountDown(t *testing.T) {
 	server := miniredis.RunT(t)
 	var mu sync.Mutex
@@ -26,19 +27,20 @@ func TestEmbeddedTTLsCountDown(t *testing.T) {
 		mu.Unlock()
 	}
 	ticks := make(chan time.Time)
-	stop := countDownTTLs(server, ticks, func() time.Time { mu.Lock(); defer mu.Unlock(); return clock })
+	stop := countDownTTLs(server, ticks, func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }, time.Second)
 	defer stop()
 	tick := func() {
 		ticks <- time.Time{}
 		ticks <- time.Time{} // received only once the first tick's work is done
 	}
 	server.Set("k", "v")
-	server.SetTTL("k", 1500*time.Millisecond)
+	server.SetTTL("k", 2500*time.Millisecond)
 	for _, step := range []struct {
 		advance time.Duration
 		exists  bool
 	}{
-		{time.Second, true},            // 500 ms left
+		{time.Second, true},            // 1.5 s left
+		{5 * time.Second, true},        // a stall: one second counted, 500 ms left
 		{-10 * time.Second, true},      // the clock steps back: nothing counted
 		{10 * time.Second, true},       // back where it was: still nothing
 		{499 * time.Millisecond, true}, // 1 ms left
@@ -85,21 +87,22 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 			if want := 100*time.Millisecond + c.margin + tick; ttl <= want-5*time.Millisecond || ttl > want {
 				t.Fatalf("TTL %v, want the recovery, the margin and a tick: %v", ttl, want)
 			}
-			for _, step := range []struct {
-				advance time.Duration
-				exists  bool
-			}{
-				{tick, true}, // the tick right after the write takes a whole tick off
-				{ttl - tick - time.Millisecond, true},
-				{time.Millisecond, false},
-			} {
-				ns.Add(int64(step.advance))
+			count := func(advance time.Duration, exists bool) {
+				t.Helper()
+				ns.Add(int64(advance))
 				ticks <- time.Time{}
 				ticks <- time.Time{} // received once the first tick's work is done
-				if n := client.Exists(ctx, key).Val(); (n == 1) != step.exists {
-					t.Fatalf("after %v more: %d keys, want exists %v", step.advance, n, step.exists)
+				if n := client.Exists(ctx, key).Val(); (n == 1) != exists {
+					t.Fatalf("after %v more: %d keys, want exists %v", advance, n, exists)
 				}
 			}
+			count(tick, true) // the tick right after the write takes a whole tick off
+			left := ttl - tick
+			for ; left > tick; left -= tick {
+				count(tick, true)
+			}
+			count(left-time.Millisecond, true)
+			count(time.Millisecond, false)
 		})
 	}
 }

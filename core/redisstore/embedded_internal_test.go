@@ -106,19 +106,3 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 		})
 	}
 }
-
-// TestEmbeddedStoreCloses closes an embedded store with its real ticker: Close returns,
-// having stopped the goroutine that counts TTLs down.
-func TestEmbeddedStoreCloses(t *testing.T) {
-	store, err := NewEmbedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := core.MustPolicy("embedded", core.GCRA, core.PerSecond(10))
-	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-}

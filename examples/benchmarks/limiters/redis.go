@@ -35,16 +35,22 @@ func Redis() []Impl {
 
 // trivialScript is the ceiling of one round trip per decision: EVALSHA of a script
 // that does nothing, through the same client. It is not a limiter.
-func trivialScript(env Env, _ Policy) (Limiter, error) {
-	client := newClient(env)
-	script := redis.NewScript("return 1")
-	return shared{
-		decide: func(ctx context.Context, key string) (bool, error) {
-			n, err := script.Run(ctx, client, []string{env.Prefix + key}).Int64()
-			return n == 1, err
-		},
-		close: func() { _ = client.Close() },
-	}, nil
+var trivialScript = ScriptBaseline("return 1")
+
+// ScriptBaseline builds a reference point that is not a limiter: one EVALSHA of
+// source per decision, with the decision's key as KEYS[1], through the client every
+// Redis implementation uses. It admits every decision.
+func ScriptBaseline(source string) func(Env, Policy) (Limiter, error) {
+	script := redis.NewScript(source)
+	return func(env Env, _ Policy) (Limiter, error) {
+		client := newClient(env)
+		return shared{
+			decide: func(ctx context.Context, key string) (bool, error) {
+				return true, script.Run(ctx, client, []string{env.Prefix + key}).Err()
+			},
+			close: func() { _ = client.Close() },
+		}, nil
+	}
 }
 
 // newClient is the client every Redis implementation uses: one pool as large as the

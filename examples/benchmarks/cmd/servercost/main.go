@@ -93,26 +93,11 @@ var floorImpl = limiters.Impl{
 	Name:      "floor: TIME, GET, SET",
 	Algorithm: "none",
 	Baseline:  true,
-	New: func(env limiters.Env, _ limiters.Policy) (limiters.Limiter, error) {
-		client := redis.NewClient(&redis.Options{Addr: env.RedisAddr, PoolSize: env.PoolSize})
-		script := redis.NewScript(`redis.call('TIME')
+	New: limiters.ScriptBaseline(`redis.call('TIME')
 redis.call('GET', KEYS[1])
 redis.call('SET', KEYS[1], '1767225600000 0', 'PX', '2')
-return 1`)
-		return scriptLimiter{client: client, decide: func(ctx context.Context, key string) (bool, error) {
-			return true, script.Run(ctx, client, []string{env.Prefix + key}).Err()
-		}}, nil
-	},
+return 1`),
 }
-
-// scriptLimiter is a reference row's Limiter: one script over one client.
-type scriptLimiter struct {
-	client *redis.Client
-	decide limiters.Decider
-}
-
-func (l scriptLimiter) Worker() limiters.Decider { return l.decide }
-func (l scriptLimiter) Close()                   { _ = l.client.Close() }
 
 // server is redis-server under callgrind.
 type server struct {

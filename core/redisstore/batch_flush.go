@@ -17,7 +17,17 @@ type batchCmd struct {
 	script  *script // what args run: a one-key script, or its batch form
 	batched bool    // script is a batch form
 	args    []any
-	cmd     *redis.IntSliceCmd
+	cmd     redis.Cmder // newCommand's
+}
+
+// newCommand is the command that sends c.args and reads its reply: a lean script
+// alone may pack its reply into one integer (parseLeanReply), so it is read as a
+// redis.Cmd; batch forms and the decide script reply with arrays of integers.
+func (c *batchCmd) newCommand(ctx context.Context) redis.Cmder {
+	if c.script.lean && !c.batched {
+		return redis.NewCmd(ctx, c.args...)
+	}
+	return redis.NewIntSliceCmd(ctx, c.args...)
 }
 
 // batchGroup is what one call may decide together: one script, and keys of one Cluster
@@ -40,7 +50,7 @@ func (b *batcher) flush(calls []*batchCall) {
 	for _, c := range cmds {
 		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
 			c.args[0], c.args[1] = "eval", c.script.source
-			c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+			c.cmd = c.newCommand(ctx)
 			again = append(again, c)
 		}
 	}
@@ -131,7 +141,7 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 		} else {
 			c = b.batchCommand(group)
 		}
-		c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+		c.cmd = c.newCommand(ctx)
 		cmds[i] = c
 	}
 	return cmds
@@ -230,7 +240,7 @@ func (b *batcher) batchScript(single *script) *script {
 func (b *batcher) answer(c *batchCmd) {
 	if !c.batched {
 		call := c.calls[0]
-		call.answer(decision(call, c.script.lean, c.cmd.Val(), c.cmd.Err()))
+		call.answer(aloneDecision(call, c.cmd))
 		return
 	}
 	if err := c.cmd.Err(); err != nil {
@@ -239,7 +249,7 @@ func (b *batcher) answer(c *batchCmd) {
 		}
 		return
 	}
-	entries, err := splitBatchReply(c.cmd.Val(), len(c.calls))
+	entries, err := splitBatchReply(c.cmd.(*redis.IntSliceCmd).Val(), len(c.calls))
 	if err != nil {
 		for _, call := range c.calls {
 			call.answer(core.Result{}, fmt.Errorf("policy %q: %w: %w", call.req.Policy.Name(), ErrUnexpectedReply, err))
@@ -249,6 +259,27 @@ func (b *batcher) answer(c *batchCmd) {
 	for i, call := range c.calls {
 		call.answer(decision(call, c.script.lean, entries[i].ints, entries[i].err))
 	}
+}
+
+// aloneDecision reads the reply of a call's command alone in its group (newCommand)
+// as Store.Decide does.
+func aloneDecision(call *batchCall, cmd redis.Cmder) (core.Result, error) {
+	reqs := [1]core.Request{call.req}
+	if err := cmd.Err(); err != nil {
+		return core.Result{}, wrapError(call.ctx, reqs[:], err)
+	}
+	var results [1]core.Result
+	var err error
+	switch cmd := cmd.(type) {
+	case *redis.Cmd:
+		err = parseLeanReply(cmd.Val(), &reqs[0], &results[0])
+	case *redis.IntSliceCmd:
+		_, _, err = parseDecision(cmd.Val(), reqs[:], results[:])
+	}
+	if err != nil {
+		return core.Result{}, fmt.Errorf("%s: %w: %w", policyNames(reqs[:]), ErrUnexpectedReply, err)
+	}
+	return results[0], nil
 }
 
 // decision reads one decision's reply as Store.Decide does: as a lean script's reply

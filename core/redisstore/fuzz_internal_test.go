@@ -122,6 +122,6 @@ func FuzzDecideArguments(f *testing.F) {
 		for _, field := range fields {
 			args = append(args, strings.ReplaceAll(field, "|", " "))
 		}
-		checkScriptAnswer(t, server, client, line, args, decideReplyLength(n))
+		checkScriptAnswer(t, server, client, line, args, false, decideReplyLength(n))
 	})
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -183,44 +184,51 @@ func TestCrossSlotReply(t *testing.T) {
 
 // TestMalformedReplies feeds replies of the wrong shape to the store: each one is an
 // error naming the policy, never an admission, never a panic. A token bucket's single
-// charge reads a lean script's reply; a sliding log's, the decide script's.
+// charge reads a lean script's reply (an array, or an admission packed into one
+// integer); a sliding log's, the decide script's.
 func TestMalformedReplies(t *testing.T) {
 	lean := core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5))
 	decide := core.MustPolicy("malformed-log", core.SlidingLog, core.PerSecond(5))
 	for _, c := range []struct {
 		policy  core.Policy
-		replies map[string][]int64
+		replies map[string]any
 	}{
-		{lean, map[string][]int64{
-			"Empty":                 {},
-			"Short":                 {1, 4},
-			"Long":                  {1, 4, 200, 0, 0, 7},
-			"DecideShape":           {1767225600000, 1, 1, 4, 0, 200, 0},
-			"AllowedIsTwo":          {2, 4, 200},
-			"NegativeRetry":         {0, 4, 200, -5},
-			"NegativeReset":         {1, 4, -1},
-			"RemainingAboveLimit":   {1, 99, 200},
-			"AdmittedWithRetry":     {1, 4, 200, 10},
-			"RetryBeyondExactRange": {0, 4, 200, 1 << 60},
+		{lean, map[string]any{
+			"Empty":                     []int64{},
+			"Short":                     []int64{1, 4},
+			"Long":                      []int64{1, 4, 200, 0, 0, 7},
+			"DecideShape":               []int64{1767225600000, 1, 1, 4, 0, 200, 0},
+			"AllowedIsTwo":              []int64{2, 4, 200},
+			"NegativeRetry":             []int64{0, 4, 200, -5},
+			"NegativeReset":             []int64{1, 4, -1},
+			"RemainingAboveLimit":       []int64{1, 99, 200},
+			"AdmittedWithRetry":         []int64{1, 4, 200, 10},
+			"RetryBeyondExactRange":     []int64{0, 4, 200, 1 << 60},
+			"ArrayOfStrings":            []any{"1", "4", "200"},
+			"Nil":                       nil,
+			"Status":                    "OK",
+			"PackedNegative":            int64(-1),
+			"PackedBeyondExactRange":    int64(1 << 53),
+			"PackedRemainingAboveLimit": int64(99<<27 + 200),
 		}},
-		{decide, map[string][]int64{
-			"Empty":                 {},
-			"Short":                 {1767225600000, 1, 1, 4, 0},
-			"Long":                  {1767225600000, 1, 1, 4, 0, 200, 0, 7},
-			"LeanShape":             {1, 4, 200},
-			"AllowedIsTwo":          {1767225600000, 1, 2, 4, 0, 200, 0},
-			"NegativeRetry":         {1767225600000, 0, 0, 4, -5, 200, 0},
-			"RemainingAboveLimit":   {1767225600000, 1, 1, 99, 0, 200, 0},
-			"AdmittedWithRetry":     {1767225600000, 1, 1, 4, 10, 200, 0},
-			"StackFlagDisagrees":    {1767225600000, 1, 0, 4, 10, 200, 0},
-			"NegativeInstant":       {-1, 1, 1, 4, 0, 200, 0},
-			"RetryBeyondExactRange": {1767225600000, 0, 0, 4, 1 << 60, 200, 0},
+		{decide, map[string]any{
+			"Empty":                 []int64{},
+			"Short":                 []int64{1767225600000, 1, 1, 4, 0},
+			"Long":                  []int64{1767225600000, 1, 1, 4, 0, 200, 0, 7},
+			"LeanShape":             []int64{1, 4, 200},
+			"AllowedIsTwo":          []int64{1767225600000, 1, 2, 4, 0, 200, 0},
+			"NegativeRetry":         []int64{1767225600000, 0, 0, 4, -5, 200, 0},
+			"RemainingAboveLimit":   []int64{1767225600000, 1, 1, 99, 0, 200, 0},
+			"AdmittedWithRetry":     []int64{1767225600000, 1, 1, 4, 10, 200, 0},
+			"StackFlagDisagrees":    []int64{1767225600000, 1, 0, 4, 10, 200, 0},
+			"NegativeInstant":       []int64{-1, 1, 1, 4, 0, 200, 0},
+			"RetryBeyondExactRange": []int64{1767225600000, 0, 0, 4, 1 << 60, 200, 0},
 		}},
 	} {
 		for name, reply := range c.replies {
 			t.Run(c.policy.Name()+"/"+name, func(t *testing.T) {
 				client := newMiniredisClient(t)
-				client.AddHook(replyHook{ints: reply})
+				client.AddHook(replyHook{reply: reply})
 				store, err := redisstore.New(client)
 				if err != nil {
 					t.Fatal(err)
@@ -232,10 +240,34 @@ func TestMalformedReplies(t *testing.T) {
 	}
 }
 
-// replyHook answers every script call itself: with err, or with the integers ints.
+// TestWellFormedLeanReplies feeds a lean script's two shapes of one admission to the
+// store through the hook that TestMalformedReplies uses: both read as that admission.
+func TestWellFormedLeanReplies(t *testing.T) {
+	p := core.MustPolicy("well-formed", core.TokenBucket, core.PerSecond(5))
+	for name, reply := range map[string]any{
+		"Packed": int64(4<<27 + 200),
+		"Array":  []int64{1, 4, 200},
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := newMiniredisClient(t)
+			client.AddHook(replyHook{reply: reply})
+			store, err := redisstore.New(client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+			if err != nil || !res.Allowed || res.Remaining != 4 || res.ResetAfter != 200*time.Millisecond || res.Limit != 5 {
+				t.Fatalf("got %+v, %v; want an admission with 4 remaining, reset in 200ms", res, err)
+			}
+		})
+	}
+}
+
+// replyHook answers every script call itself: with err, or with reply, as a server
+// would: integers ([]int64) become an array of integers.
 type replyHook struct {
-	err  error
-	ints []int64
+	err   error
+	reply any
 }
 
 func (h replyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -249,8 +281,25 @@ func (h replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			cmd.SetErr(h.err)
 			return h.err
 		}
-		if c, ok := cmd.(*redis.IntSliceCmd); ok {
-			c.SetVal(h.ints)
+		ints, isInts := h.reply.([]int64)
+		switch c := cmd.(type) {
+		case *redis.IntSliceCmd:
+			if !isInts {
+				err := fmt.Errorf("redis: can't parse %T as an array of integers", h.reply)
+				c.SetErr(err)
+				return err
+			}
+			c.SetVal(ints)
+		case *redis.Cmd:
+			if !isInts {
+				c.SetVal(h.reply)
+				return nil
+			}
+			array := make([]any, len(ints))
+			for i, v := range ints {
+				array[i] = v
+			}
+			c.SetVal(array)
 		}
 		return nil
 	}

@@ -40,6 +40,49 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 	return now, all == 1, nil
 }
 
+// packedResetBits splits a packed admission (lua/single_reply.lua): remaining ×
+// 2^packedResetBits + reset.
+const packedResetBits = 27
+
+// parseLeanReply checks the reply of a lean single-charge script called alone (the
+// value of a redis.Cmd) and fills result for req: an admission packed into one
+// integer (lua/single_reply.lua), or an array that parseLean reads. A reply of
+// another shape is an error; it never yields an admission.
+func parseLeanReply(reply any, req *core.Request, result *core.Result) error {
+	var buf [fieldsPerResult]int64
+	ints, err := leanInts(reply, &buf)
+	if err != nil {
+		return err
+	}
+	return parseLean(ints, req, result)
+}
+
+// leanInts are the integers of a lean script's reply as parseLean reads them, in buf:
+// a packed admission unpacked into {1, remaining, reset}, or an array's integers.
+func leanInts(reply any, buf *[fieldsPerResult]int64) ([]int64, error) {
+	switch v := reply.(type) {
+	case int64:
+		if v < 0 || v >= maxReplyValue {
+			return nil, fmt.Errorf("packed admission %d", v)
+		}
+		buf[0], buf[1], buf[2] = 1, v>>packedResetBits, v&(1<<packedResetBits-1)
+		return buf[:3], nil
+	case []any:
+		if len(v) > len(buf) {
+			return nil, fmt.Errorf("%d values, want at most %d", len(v), len(buf))
+		}
+		for i, x := range v {
+			n, ok := x.(int64)
+			if !ok {
+				return nil, fmt.Errorf("value %d is %T, not an integer", i+1, x)
+			}
+			buf[i] = n
+		}
+		return buf[:len(v)], nil
+	}
+	return nil, fmt.Errorf("a reply of type %T", reply)
+}
+
 // parseLean checks the reply of a lean single-charge script (lua/single.lua: allowed
 // remaining reset retry delay, trailing zeros left out) and fills result for req. A
 // reply of another shape is an error; it never yields an admission.

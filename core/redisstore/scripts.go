@@ -27,18 +27,19 @@ var algorithmFiles = map[core.Algorithm][]string{
 // arguments alone (quot.lua, then single.lua for the buckets or single_window.lua for
 // the windows, then the instant: single_now.lua), and its body, which reads the state
 // (single_state.lua; batch_state.lua in the batch form), runs the algorithm's load,
-// step and commit inlined, and writes (single_write.lua).
+// step and commit inlined, writes (single_write.lua) and replies (single_reply.lua;
+// batch_reply.lua in the batch form).
 type leanFiles struct{ prologue, body []string }
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), without
 // decide.lua's stack driver. Algorithms without one (the sliding log and the
 // concurrency limiter) decide through decide.lua.
 var singleFiles = map[core.Algorithm]leanFiles{
-	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua", "single_write.lua"}},
-	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua", "single_write.lua"}},
-	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua", "single_write.lua"}},
-	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua", "single_write.lua"}},
-	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua", "single_write.lua"}},
+	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua", "single_write.lua", "single_reply.lua"}},
+	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua", "single_write.lua", "single_reply.lua"}},
+	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua", "single_write.lua", "single_reply.lua"}},
+	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua", "single_write.lua", "single_reply.lua"}},
+	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua", "single_write.lua", "single_reply.lua"}},
 }
 
 // The prologues of the buckets' and the windows' lean scripts (see leanFiles).
@@ -69,6 +70,7 @@ func loadScripts() scripts {
 	for a, files := range singleFiles {
 		batchBody := slices.Clone(files.body) // reads the state as a batch: batch_state.lua
 		batchBody[slices.Index(batchBody, "single_state.lua")] = "batch_state.lua"
+		batchBody[slices.Index(batchBody, "single_reply.lua")] = "batch_reply.lua" // always an array
 		s.single[a] = newLeanScript(concat(files.prologue), concat(files.body), concat(batchBody))
 	}
 	var all []string

@@ -72,7 +72,7 @@ func FuzzSingleArguments(f *testing.F) {
 		for _, field := range strings.Split(line, " ") {
 			args = append(args, field)
 		}
-		checkScriptAnswer(t, server, client, line, args, leanReplyLength)
+		checkScriptAnswer(t, server, client, line, args, true, leanReplyLength)
 	})
 }
 
@@ -84,14 +84,30 @@ func decideReplyLength(policies int) func(int) bool {
 	return func(n int) bool { return n == 2+fieldsPerResult*policies }
 }
 
+// evalInts runs one EVAL (args) and reads its integers: as the store reads a lean
+// script's reply alone (a packed admission unpacked, see parseLeanReply) when lean,
+// else as an array of integers.
+func evalInts(client *redis.Client, lean bool, args []any) ([]int64, error) {
+	ctx := context.Background()
+	cmd := redis.NewCmd(ctx, args...)
+	if err := client.Process(ctx, cmd); err != nil {
+		return nil, err
+	}
+	if !lean {
+		return cmd.Int64Slice()
+	}
+	var buf [fieldsPerResult]int64
+	ints, err := leanInts(cmd.Val(), &buf)
+	return slices.Clone(ints), err
+}
+
 // checkScriptAnswer runs one EVAL (args) on an empty server: the script answers with
 // its own RATELIMIT error and writes nothing, or replies with integers of a length
-// that validLength accepts.
-func checkScriptAnswer(t *testing.T, server *miniredis.Miniredis, client *redis.Client, line string, args []any, validLength func(int) bool) {
+// that validLength accepts (read as evalInts reads them).
+func checkScriptAnswer(t *testing.T, server *miniredis.Miniredis, client *redis.Client, line string, args []any, lean bool, validLength func(int) bool) {
 	t.Helper()
-	ctx := context.Background()
-	cmd := redis.NewIntSliceCmd(ctx, args...)
-	if err := client.Process(ctx, cmd); err != nil {
+	reply, err := evalInts(client, lean, args)
+	if err != nil {
 		if !strings.HasPrefix(err.Error(), "RATELIMIT") {
 			t.Fatalf("%q: error %q is not the script's own", line, err)
 		}
@@ -100,8 +116,8 @@ func checkScriptAnswer(t *testing.T, server *miniredis.Miniredis, client *redis.
 		}
 		return
 	}
-	if !validLength(len(cmd.Val())) {
-		t.Fatalf("%q: reply %v", line, cmd.Val())
+	if !validLength(len(reply)) {
+		t.Fatalf("%q: reply %v", line, reply)
 	}
 }
 
@@ -152,7 +168,6 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 	server, client := newFuzzRedis(f)
 	scripts := loadScripts()
 	f.Fuzz(func(t *testing.T, algIndex int, unit, refill, capacity, cost, now, margin int64, state string) {
-		ctx := context.Background()
 		server.FlushAll()
 		alg := singleAlgorithms[uint(algIndex)%uint(len(singleAlgorithms))]
 		code := algorithmCode(alg)
@@ -161,31 +176,30 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 			server.Set("general", state)
 			server.Set("baked", state)
 		}
-		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, unit, refill, capacity, cost)
+		lean := []any{"eval", scripts.single[alg].source, 1, "lean", now, margin, unit, refill, capacity, cost}
 		spec := "fuzz " + code + " " + strconv.FormatInt(unit, 10) + " " + strconv.FormatInt(refill, 10) + " " + strconv.FormatInt(capacity, 10)
-		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
-		checkLeanMatchesDecide(t, server, client, lean, general)
-		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{unit, refill, capacity}, true), cost, now, lean)
+		general := []any{"eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0}
+		leanReply, leanErr := checkLeanMatchesDecide(t, server, client, lean, general)
+		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{unit, refill, capacity}, true), cost, now, leanReply, leanErr)
 	})
 }
 
 // checkBakedMatchesLean runs a policy's own lean script (baked, with the caller's
 // clock; nil when the numbers cannot be baked) on key "baked" after the shared lean
-// script ran as lean on key "lean" from the same state: both accept or reject alike,
-// reply the same integers, and leave the same state with the same TTL.
-func checkBakedMatchesLean(t *testing.T, server *miniredis.Miniredis, client *redis.Client, baked *script, cost, now int64, lean *redis.IntSliceCmd) {
+// script ran on key "lean" from the same state and answered lean or leanErr: both
+// accept or reject alike, reply the same integers, and leave the same state with the
+// same TTL.
+func checkBakedMatchesLean(t *testing.T, server *miniredis.Miniredis, client *redis.Client, baked *script, cost, now int64, lean []int64, leanErr error) {
 	t.Helper()
 	if baked == nil {
-		if lean.Err() == nil {
-			t.Fatalf("the numbers were not baked, but the shared script accepted them: %v", lean.Val())
+		if leanErr == nil {
+			t.Fatalf("the numbers were not baked, but the shared script accepted them: %v", lean)
 		}
 		return
 	}
-	ctx := context.Background()
-	cmd := redis.NewIntSliceCmd(ctx, "eval", baked.source, 1, "baked", cost, now)
-	err := client.Process(ctx, cmd)
-	if (err == nil) != (lean.Err() == nil) {
-		t.Fatalf("baked: %v, lean: %v", err, lean.Err())
+	reply, err := evalInts(client, true, []any{"eval", baked.source, 1, "baked", cost, now})
+	if (err == nil) != (leanErr == nil) {
+		t.Fatalf("baked: %v, lean: %v", err, leanErr)
 	}
 	if err != nil {
 		if !strings.HasPrefix(err.Error(), "RATELIMIT") {
@@ -193,8 +207,8 @@ func checkBakedMatchesLean(t *testing.T, server *miniredis.Miniredis, client *re
 		}
 		return
 	}
-	if !slices.Equal(cmd.Val(), lean.Val()) {
-		t.Fatalf("baked replied %v, lean %v", cmd.Val(), lean.Val())
+	if !slices.Equal(reply, lean) {
+		t.Fatalf("baked replied %v, lean %v", reply, lean)
 	}
 	bakedState, _ := server.Get("baked")
 	leanState, _ := server.Get("lean")
@@ -216,24 +230,26 @@ func leanAsDecide(reply []int64, now int64) []int64 {
 }
 
 // checkLeanMatchesDecide runs a lean script's charge of key "lean" and the decide
-// script's charge of key "general" from the same state: both accept or reject alike,
-// reply the same integers, and leave the same state with the same TTL.
-func checkLeanMatchesDecide(t *testing.T, server *miniredis.Miniredis, client *redis.Client, lean, general *redis.IntSliceCmd) {
+// script's charge of key "general" (EVAL arguments) from the same state: both accept
+// or reject alike, reply the same integers, and leave the same state with the same
+// TTL. It returns the lean script's answer, read as evalInts reads it.
+func checkLeanMatchesDecide(t *testing.T, server *miniredis.Miniredis, client *redis.Client, lean, general []any) ([]int64, error) {
 	t.Helper()
-	ctx := context.Background()
-	leanErr, generalErr := client.Process(ctx, lean), client.Process(ctx, general)
+	leanReply, leanErr := evalInts(client, true, lean)
+	want, generalErr := evalInts(client, false, general)
 	if (leanErr == nil) != (generalErr == nil) {
 		t.Fatalf("lean: %v, decide: %v", leanErr, generalErr)
 	}
 	if leanErr != nil {
-		return
+		return nil, leanErr
 	}
-	if got, want := lean.Val(), general.Val(); !slices.Equal(leanAsDecide(got, want[0]), want) {
-		t.Fatalf("lean replied %v, decide %v", got, want)
+	if !slices.Equal(leanAsDecide(leanReply, want[0]), want) {
+		t.Fatalf("lean replied %v, decide %v", leanReply, want)
 	}
 	leanState, _ := server.Get("lean")
 	generalState, _ := server.Get("general")
 	if leanState != generalState || server.TTL("lean") != server.TTL("general") {
 		t.Fatalf("lean stored %q for %v, decide %q for %v", leanState, server.TTL("lean"), generalState, server.TTL("general"))
 	}
+	return leanReply, nil
 }

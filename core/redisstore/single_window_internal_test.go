@@ -1,11 +1,8 @@
 package redisstore
 
 import (
-	"context"
 	"strconv"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -56,7 +53,6 @@ func FuzzSingleWindowMatchesDecide(f *testing.F) {
 	server, client := newFuzzRedis(f)
 	scripts := loadScripts()
 	f.Fuzz(func(t *testing.T, algIndex int, limit, period, cost, now, margin int64, state string) {
-		ctx := context.Background()
 		server.FlushAll()
 		alg := windowAlgorithms[uint(algIndex)%uint(len(windowAlgorithms))]
 		if state != "" {
@@ -64,10 +60,10 @@ func FuzzSingleWindowMatchesDecide(f *testing.F) {
 			server.Set("general", state)
 			server.Set("baked", state)
 		}
-		lean := redis.NewIntSliceCmd(ctx, "eval", scripts.single[alg].source, 1, "lean", now, margin, limit, period, cost)
+		lean := []any{"eval", scripts.single[alg].source, 1, "lean", now, margin, limit, period, cost}
 		spec := "fuzz " + algorithmCode(alg) + " " + strconv.FormatInt(limit, 10) + " " + strconv.FormatInt(period, 10)
-		general := redis.NewIntSliceCmd(ctx, "eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0)
-		checkLeanMatchesDecide(t, server, client, lean, general)
-		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{limit, period}, true), cost, now, lean)
+		general := []any{"eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0}
+		leanReply, leanErr := checkLeanMatchesDecide(t, server, client, lean, general)
+		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{limit, period}, true), cost, now, leanReply, leanErr)
 	})
 }

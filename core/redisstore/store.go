@@ -153,11 +153,11 @@ func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script
 
 // decideSingle charges one request with a lean script (args from singleCommand).
 func (s *Store) decideSingle(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) error {
-	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewCmd)
 	if err != nil {
 		return wrapError(ctx, reqs, err)
 	}
-	if err := parseLean(reply.Val(), &reqs[0], &results[0]); err != nil {
+	if err := parseLeanReply(reply.Val(), &reqs[0], &results[0]); err != nil {
 		return fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
 	}
 	return nil

@@ -22,4 +22,4 @@ end
 count = count + cost
 local ttl = until_end + margin
 local value, expiry = format('%d %d', window, count), format('%d', ttl > 1 and ttl or 1)
-local admitted = {1, limit - count, until_end} -- single_write.lua writes and replies
+local left, resets, waits = limit - count, until_end, 0 -- the admission's reply fields (single_write.lua)

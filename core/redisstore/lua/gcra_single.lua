@@ -28,4 +28,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-local admitted = {1, quot(reach - queued, unit), reset} -- single_write.lua writes and replies
+local left, resets, waits = quot(reach - queued, unit), reset, 0 -- the admission's reply fields (single_write.lua)

@@ -30,4 +30,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-local admitted = {1, remaining, reset, 0, quot(wait + refill - 1, refill)} -- single_write.lua writes and replies
+local left, resets, waits = remaining, reset, quot(wait + refill - 1, refill) -- the admission's reply fields (single_write.lua)

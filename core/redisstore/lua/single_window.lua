@@ -12,7 +12,9 @@
 -- Reply: allowed remaining reset_after_ms retry_after_ms delay_ms, the fields of
 -- decide.lua's reply for one policy with reset before retry; trailing zeros may be
 -- left out, so an admission that does not wait is {1, remaining, reset}. Each reply
--- integer costs the server more than computing it. parseLean reads this reply.
+-- integer costs the server more than computing it. Alone (not in a batch), such an
+-- admission is packed into one integer (single_reply.lua). parseLeanReply reads
+-- this reply.
 -- Every argument is validated before the first write, with decide.lua's bounds.
 -- Errors do not name the policy: the store adds its name.
 

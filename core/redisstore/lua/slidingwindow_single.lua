@@ -69,4 +69,4 @@ reset = start + 2 * period - now
 local remaining = limit - cur - weighted
 local ttl = reset + margin
 local value, expiry = format('%d %d %d', window, cur, prev), format('%d', ttl > 1 and ttl or 1)
-local admitted = {1, remaining > 0 and remaining or 0, reset} -- single_write.lua writes and replies
+local left, resets, waits = remaining > 0 and remaining or 0, reset, 0 -- the admission's reply fields (single_write.lua)

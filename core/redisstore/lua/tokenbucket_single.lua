@@ -28,4 +28,4 @@ level = level - need
 local reset = quot(full - level + refill - 1, refill)
 local ttl = updated + reset - now + margin
 local value, expiry = format('%d %d', level, updated), format('%d', ttl > 1 and ttl or 1)
-local admitted = {1, quot(level, unit), reset} -- single_write.lua writes and replies
+local left, resets, waits = quot(level, unit), reset, 0 -- the admission's reply fields (single_write.lua)

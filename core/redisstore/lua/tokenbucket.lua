@@ -15,7 +15,7 @@ function token_bucket.load(key, p)
     return nil, 'malformed state'
   end
   tokens, updated = tokens + 0, updated + 0 -- digits (see common.lua)
-  if tokens > p.capacity * p.unit then
+  if tokens > p.capacity * p.unit or updated > 1125899906842624 then -- an instant beyond 2^50 ms
     return nil, 'malformed state'
   end
   return {seen = true, tokens = tokens, updated = updated}

@@ -9,11 +9,11 @@ if state then
     return redis.error_reply('RATELIMIT malformed state')
   end
   level, updated = tokens + 0, at + 0 -- digits (see common.lua)
-  if level > full then
+  if level > full or updated > 1125899906842624 then -- an instant beyond 2^50 ms
     return redis.error_reply('RATELIMIT malformed state')
   end
   if now > updated then -- refillTokenBucket; a clock behind updated earns nothing
-    if now - updated >= quot(full - level + refill - 1, refill) then
+    if now - updated >= (refill == 1 and full - level or quot(full - level + refill - 1, refill)) then
       level = full
     else
       level = level + (now - updated) * refill
@@ -25,7 +25,7 @@ if level < need then
   return {0, quot(level, unit), quot(full - level + refill - 1, refill), quot(need - level + refill - 1, refill)}
 end
 level = level - need
-local reset = quot(full - level + refill - 1, refill)
+local reset = refill == 1 and full - level or quot(full - level + refill - 1, refill)
 local ttl = updated + reset - now + margin
 local value, expiry = format('%d %d', level, updated), format('%d', ttl > 1 and ttl or 1)
-local left, resets, waits = quot(level, unit), reset, 0 -- the admission's reply fields (single_write.lua)
+local left, resets, waits = unit == 1 and level or quot(level, unit), reset, 0 -- the admission's reply fields (single_write.lua)

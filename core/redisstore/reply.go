@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -94,7 +95,7 @@ func parseLean(reply []int64, req *core.Request, result *core.Result) error {
 	copy(f[:], reply)
 	admitted, remaining, reset, retry, delay := f[0], f[1], f[2], f[3], f[4]
 	if !fillResult(req, admitted, remaining, retry, reset, delay, result) {
-		return fmt.Errorf("fields %v", reply)
+		return fmt.Errorf("fields %v", slices.Clone(reply)) // a copy, so that reply does not escape
 	}
 	return nil
 }

@@ -231,8 +231,9 @@ func leanAsDecide(reply []int64, now int64) []int64 {
 
 // checkLeanMatchesDecide runs a lean script's charge of key "lean" and the decide
 // script's charge of key "general" (EVAL arguments) from the same state: both accept
-// or reject alike, reply the same integers, and leave the same state with the same
-// TTL. It returns the lean script's answer, read as evalInts reads it.
+// or reject alike (with errors of their own), reply the same integers, and leave the
+// same state with the same TTL. It returns the lean script's answer, read as evalInts
+// reads it.
 func checkLeanMatchesDecide(t *testing.T, server *miniredis.Miniredis, client *redis.Client, lean, general []any) ([]int64, error) {
 	t.Helper()
 	leanReply, leanErr := evalInts(client, true, lean)
@@ -241,6 +242,11 @@ func checkLeanMatchesDecide(t *testing.T, server *miniredis.Miniredis, client *r
 		t.Fatalf("lean: %v, decide: %v", leanErr, generalErr)
 	}
 	if leanErr != nil {
+		for _, err := range []error{leanErr, generalErr} {
+			if !strings.HasPrefix(err.Error(), "RATELIMIT") {
+				t.Fatalf("error %q is not the script's own", err)
+			}
+		}
 		return nil, leanErr
 	}
 	if !slices.Equal(leanAsDecide(leanReply, want[0]), want) {

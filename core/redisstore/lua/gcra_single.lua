@@ -20,7 +20,7 @@ if far or queued + need > reach then
   return {0, remaining, wait_until(0), wait_until(reach - need)}
 end
 queued = queued + need
-local whole = quot(queued, refill)
+local whole = refill == 1 and queued or quot(queued, refill)
 millis, frac = now + whole, queued - whole * refill
 local reset = whole -- ⌈queued/refill⌉: whole ms until the TAT
 if frac > 0 then
@@ -28,4 +28,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-local left, resets, waits = quot(reach - queued, unit), reset, 0 -- the admission's reply fields (single_write.lua)
+local left, resets, waits = unit == 1 and reach - queued or quot(reach - queued, unit), reset, 0 -- the admission's reply fields (single_write.lua)

@@ -20,9 +20,9 @@ local wait = queued
 queued = queued + need
 local remaining = 0
 if queued <= reach then
-  remaining = quot(reach - queued, unit) + 1
+  remaining = (unit == 1 and reach - queued or quot(reach - queued, unit)) + 1
 end
-local whole = quot(queued, refill)
+local whole = refill == 1 and queued or quot(queued, refill)
 millis, frac = now + whole, queued - whole * refill
 local reset = whole -- ⌈queued/refill⌉: whole ms until the TAT
 if frac > 0 then
@@ -30,4 +30,4 @@ if frac > 0 then
 end
 local ttl = reset + margin
 local value, expiry = format('%d %d', millis, frac), format('%d', ttl > 1 and ttl or 1)
-local left, resets, waits = remaining, reset, quot(wait + refill - 1, refill) -- the admission's reply fields (single_write.lua)
+local left, resets, waits = remaining, reset, refill == 1 and wait or quot(wait + refill - 1, refill) -- the admission's reply fields (single_write.lua)

@@ -19,7 +19,7 @@ local reach, need = capacity * unit, cost * unit
 -- units_ahead: how far the TAT lies after now in token units, or far beyond reach
 local queued, far, diff = 0, false, millis - now
 if diff > 0 or (diff == 0 and frac ~= 0) then
-  if diff > quot(reach + refill, refill) + 1 then
+  if diff > (refill == 1 and reach + 2 or quot(reach + refill, refill) + 1) then
     far = true
   else
     queued = diff * refill + frac

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -252,7 +251,7 @@ func (b *batcher) answer(c *batchCmd) {
 	entries, err := splitBatchReply(c.cmd.(*redis.IntSliceCmd).Val(), len(c.calls))
 	if err != nil {
 		for _, call := range c.calls {
-			call.answer(core.Result{}, fmt.Errorf("policy %q: %w: %w", call.req.Policy.Name(), ErrUnexpectedReply, err))
+			call.answer(core.Result{}, unexpectedReply([]core.Request{call.req}, err))
 		}
 		return
 	}
@@ -264,22 +263,14 @@ func (b *batcher) answer(c *batchCmd) {
 // aloneDecision reads the reply of a call's command alone in its group (newCommand)
 // as Store.Decide does.
 func aloneDecision(call *batchCall, cmd redis.Cmder) (core.Result, error) {
-	reqs := [1]core.Request{call.req}
-	if err := cmd.Err(); err != nil {
-		return core.Result{}, wrapError(call.ctx, reqs[:], err)
+	if decide, ok := cmd.(*redis.IntSliceCmd); ok {
+		return decision(call, false, decide.Val(), decide.Err())
 	}
-	var results [1]core.Result
-	var err error
-	switch cmd := cmd.(type) {
-	case *redis.Cmd:
-		err = parseLeanReply(cmd.Val(), &reqs[0], &results[0])
-	case *redis.IntSliceCmd:
-		_, _, err = parseDecision(cmd.Val(), reqs[:], results[:])
+	var result core.Result
+	if err := readLeanReply(call.ctx, cmd.(*redis.Cmd), &call.req, &result); err != nil {
+		return core.Result{}, err
 	}
-	if err != nil {
-		return core.Result{}, fmt.Errorf("%s: %w: %w", policyNames(reqs[:]), ErrUnexpectedReply, err)
-	}
-	return results[0], nil
+	return result, nil
 }
 
 // decision reads one decision's reply as Store.Decide does: as a lean script's reply
@@ -296,7 +287,7 @@ func decision(call *batchCall, lean bool, reply []int64, err error) (core.Result
 		_, _, err = parseDecision(reply, reqs[:], results[:])
 	}
 	if err != nil {
-		return core.Result{}, fmt.Errorf("%s: %w: %w", policyNames(reqs[:]), ErrUnexpectedReply, err)
+		return core.Result{}, unexpectedReply(reqs[:], err)
 	}
 	return results[0], nil
 }

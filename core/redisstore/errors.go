@@ -54,6 +54,12 @@ func unavailable(err error) bool {
 	return false
 }
 
+// unexpectedReply names the policies of a call whose reply did not parse (err says
+// how) and wraps ErrUnexpectedReply.
+func unexpectedReply(reqs []core.Request, err error) error {
+	return fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
+}
+
 // policyNames names the policies of a call for an error message: `policy "api"` or
 // `policies "login-account", "login-ip"`.
 func policyNames(reqs []core.Request) string {

@@ -153,12 +153,18 @@ func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script
 
 // decideSingle charges one request with a lean script (args from singleCommand).
 func (s *Store) decideSingle(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) error {
-	reply, err := evalScript(ctx, s.client, script, args, redis.NewCmd)
-	if err != nil {
-		return wrapError(ctx, reqs, err)
+	reply, _ := evalScript(ctx, s.client, script, args, redis.NewCmd)
+	return readLeanReply(ctx, reply, &reqs[0], &results[0])
+}
+
+// readLeanReply reads a lean script's call alone (its error, or its reply as
+// parseLeanReply reads it) into result for req, as Decide reports it.
+func readLeanReply(ctx context.Context, reply *redis.Cmd, req *core.Request, result *core.Result) error {
+	if err := reply.Err(); err != nil {
+		return wrapError(ctx, []core.Request{*req}, err)
 	}
-	if err := parseLeanReply(reply.Val(), &reqs[0], &results[0]); err != nil {
-		return fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
+	if err := parseLeanReply(reply.Val(), req, result); err != nil {
+		return unexpectedReply([]core.Request{*req}, err)
 	}
 	return nil
 }
@@ -198,7 +204,7 @@ func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.
 	}
 	at, allowed, err := parseDecision(reply.Val(), reqs, results)
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: %w: %w", policyNames(reqs), ErrUnexpectedReply, err)
+		return 0, false, unexpectedReply(reqs, err)
 	}
 	return at, allowed, nil
 }

@@ -126,7 +126,7 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 	var results [1]core.Result
 	var err error
 	if script, args := s.singleCommand(now, &req, key); script != nil {
-		err = s.decideSingle(ctx, script, args, reqs[:], results[:])
+		err = s.decideSingle(ctx, script, args, &reqs[0], &results[0])
 	} else {
 		_, _, err = s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:])
 	}
@@ -151,10 +151,10 @@ func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script
 	return shared, s.singleArgs(shared.sha, now, req, key, policy.single)
 }
 
-// decideSingle charges one request with a lean script (args from singleCommand).
-func (s *Store) decideSingle(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) error {
+// decideSingle charges req alone with a lean script (args from singleCommand).
+func (s *Store) decideSingle(ctx context.Context, script *script, args []any, req *core.Request, result *core.Result) error {
 	reply, _ := evalScript(ctx, s.client, script, args, redis.NewCmd)
-	return readLeanReply(ctx, reply, &reqs[0], &results[0])
+	return readLeanReply(ctx, reply, req, result)
 }
 
 // readLeanReply reads a lean script's call alone (its error, or its reply as

@@ -21,16 +21,18 @@ const (
 	maxPeriod = 31622400000 // MAX_PERIOD, and the margin's bound: 366 days in ms
 )
 
-// bakedArgsLua replaces single.lua (the buckets) or single_window.lua (the windows) in
-// a policy's own lean script: the store's margin and the policy's numbers (%s: the
-// locals that name them, and most, the largest cost) are written into the source, so
+// bakedArgsLua replaces single.lua (the buckets, with ticked_args.lua for ticked
+// policies) or single_window.lua (the windows) in a policy's own lean script: the
+// store's margin and the policy's numbers (%s: the locals that name them, most, the
+// largest cost, and a ticked policy's granule) are written into the source, so
 // a call sends only the cost (ARGV[1]) and, when the store has a clock, the instant
 // (ARGV[2]). Parsing and checking five arguments on every call cost the server about
 // a fifth of a decision.
 const bakedArgsLua = `local floor, format, tonumber = math.floor, string.format, tonumber
 local margin = %d
 %s -- the policy's, checked by the store
-local now, cost = %s, tonumber(ARGV[1])
+local now, cost_arg = %s, ARGV[1]
+local cost = tonumber(cost_arg)
 if #KEYS ~= 1 or #ARGV ~= %d or not cost or cost %% 1 ~= 0 or cost < 1 or cost > most then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
@@ -56,6 +58,9 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 	if !ok || margin < 0 || float64(margin) > maxPeriod {
 		return nil
 	}
+	if len(numbers) == 3 && ticked(alg, numbers[0], numbers[1], numbers[2]) {
+		files = tickedFiles[alg]
+	}
 	now, argc := "'redis'", 1
 	if callerClock {
 		now, argc = "ARGV[2]", 2
@@ -68,6 +73,9 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 			return nil
 		}
 		locals = fmt.Sprintf("local unit, refill, capacity, most = %d, %d, %d, %d", unit, refill, capacity, capacity)
+		if files.args == 2 { // ticked_args.lua's local
+			locals += fmt.Sprintf("\nlocal granule = %d", tickedGranule(unit, refill, capacity))
+		}
 	default:
 		limit, period := numbers[0], numbers[1]
 		if limit < 1 || float64(limit) > maxExact || period < 1 || float64(period) > maxPeriod {
@@ -76,8 +84,8 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 		locals = fmt.Sprintf("local limit, period, most = %d, %d, %d", limit, period, limit)
 	}
 	args := fmt.Sprintf(bakedArgsLua, margin, locals, now, argc)
-	// files.prologue is quot.lua, the arguments' file, single_now.lua.
-	return newLeanScript(concat(files.prologue[:1])+args+concat(files.prologue[2:]), concat(files.body), "")
+	// files.prologue is quot.lua, the arguments' files, then the instant's.
+	return newLeanScript(concat(files.prologue[:1])+args+concat(files.prologue[1+files.args:]), concat(files.body), "", false)
 }
 
 // bakedArgs are the arguments of one EVALSHA of a policy's own lean script: the

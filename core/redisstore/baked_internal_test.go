@@ -67,8 +67,11 @@ func TestBakedScriptsAreBounded(t *testing.T) {
 				if n := store.specs.baked.Load(); n != maxBakedPolicies {
 					t.Fatalf("%d policies baked, want %d", n, maxBakedPolicies)
 				}
-				if !scriptExists(t, client, store.scripts.single[core.GCRA]) {
-					t.Fatal("the policies beyond the bound did not run the shared lean script")
+				for i := maxBakedPolicies; i < maxBakedPolicies+len(algorithms); i++ {
+					p := core.MustPolicy(fmt.Sprintf("p%d", i), algorithms[i%len(algorithms)], core.Rate{Limit: int64(10 + i), Period: 24 * time.Hour})
+					if !scriptExists(t, client, store.scripts.leanFor(&p)) {
+						t.Fatalf("%s, beyond the bound, did not run its algorithm's shared lean script", p.Name())
+					}
 				}
 			})
 		}

@@ -37,7 +37,7 @@ func testBatchDriverPrologue(t *testing.T, client *redis.Client) {
 	if err := client.HSet(ctx, "a-hash", "field", "value").Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := newBatchScript(newLeanScript(driverPrologue, driverBody, ""))
+	s := newBatchScript(newLeanScript(driverPrologue, driverBody, "", false))
 	keys := []string{"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
 	argv := []any{
 		2, 2, 0, "x", "7", // k1, k2

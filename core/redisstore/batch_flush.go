@@ -92,9 +92,8 @@ func (b *batcher) exec(ctx context.Context, cmds []*batchCmd) {
 func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd {
 	s := b.store
 	for _, c := range calls { // the shared script, which the batch form runs
-		alg := c.req.Policy.Algorithm()
-		if c.script = s.scripts.single[alg]; c.script == nil {
-			c.script = s.scripts.byAlgorithm[alg]
+		if c.script = s.scripts.leanFor(&c.req.Policy); c.script == nil {
+			c.script = s.scripts.byAlgorithm[c.req.Policy.Algorithm()]
 		}
 	}
 	var groups [][]*batchCall

@@ -28,7 +28,7 @@ const maxBatchReplyInts = 40
 // their first write. The scripts never write to KEYS or ARGV, so the driver passes
 // one key table to every decision.
 //
-// A lean script's batch form (the script has a batchBody) may speculate: its body then
+// A lean script's batch form may speculate (the script speculates): its body then
 // skips the GET and decides as for a missing key, which every lean algorithm admits,
 // and writes with SET NX, which fails when the key exists (lua/batch_state.lua). A
 // speculating decision counts only when it was admitted, and so wrote to a key that
@@ -146,7 +146,7 @@ func newBatchScript(single *script) *script {
 	if single.batchBody != "" {
 		body = single.batchBody
 	}
-	fmt.Fprintf(&b, "local speculative = %t\n", single.batchBody != "")
+	fmt.Fprintf(&b, "local speculative = %t\n", single.speculates)
 	b.WriteString("local prepare = function(KEYS, ARGV)\n")
 	b.WriteString(single.prologue)
 	b.WriteString("\nreturn function(KEYS, speculate)\n")

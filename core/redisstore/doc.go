@@ -35,6 +35,20 @@
 // others, whose limits may come from requests, run their algorithm's shared lean
 // script, which takes the numbers as arguments and decides the same.
 //
+// GCRA and the leaky bucket keep one number of state, the TAT. For almost every
+// policy (a refill of at most 1024 token units per ms and a burst of at most 2^40
+// units; core.Policy.RefillPerMilli and TokenUnit) it is one integer of token units
+// since the epoch, and the lean script charges it in place: INCRBY adds the charge
+// and returns the TAT, and on a busy key, whose TAT lies after now, that is the
+// decision's only command besides TIME. A refusal takes the charge back with DECRBY,
+// within the same atomic script, so it leaves the value and the TTL as they were
+// (replicas and the AOF see both writes). A key whose TAT lay before now is written
+// once more. The TTL steps by a granule (at most a second, or the policy's full
+// recovery if shorter, rounded up to a power of two of units), so a busy key renews it
+// once a granule rather than once a decision, and a key lives up to a granule longer
+// than its state needs. Other policies keep "millis frac" and are decided by GET and
+// SET.
+//
 // # Batching
 //
 // WithBatching trades a little latency under load for throughput: concurrent Decide
@@ -52,9 +66,10 @@
 // decision is exact and atomic, and an error (WRONGTYPE, say) fails that decision alone.
 // A batch reads Redis TIME once, so its decisions happen at one instant. Decisions of
 // one policy share one check of their arguments, and a reply integer equal to the
-// decision before's is not sent again. A batch speculates that its keys hold no state
-// and writes with SET NX; a decision whose key exists is decided again after reading
-// it, and ends the speculation for the rest of the batch. A NOSCRIPT
+// decision before's is not sent again. A batch of a script that reads its key with
+// GET speculates that its keys hold no state and writes with SET NX; a decision whose
+// key exists is decided again after reading it, and ends the speculation for the rest
+// of the batch (a ticked policy's INCRBY needs no speculation). A NOSCRIPT
 // reply means that call did not run; it is sent again as EVAL, so nothing is charged
 // twice. A caller whose ctx ends returns at once; if its decision had not left, it is
 // never sent. The added latency is at most the window plus one round trip, and only
@@ -75,7 +90,8 @@
 // parameters, so a changed plan never misreads old state) and the key. Keys come from
 // the key functions, which hash API keys: a raw API key never reaches Redis. Every key
 // has a TTL that ends when its state has fully recovered, plus a margin
-// (WithExpiryMargin): a missing key decides exactly as a recovered one.
+// (WithExpiryMargin), and for a ticked state up to a granule more (see above): a
+// missing key decides exactly as a recovered one.
 //
 // # Stacks on a Cluster
 //

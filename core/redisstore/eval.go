@@ -15,9 +15,12 @@ type script struct {
 	// the prologue depends on the arguments alone and may return an error reply; the
 	// body reads and writes KEYS[1]. A script without a prologue is all body.
 	prologue, body string
-	// batchBody is body as the batch form runs it, able to speculate that its key is
-	// missing (lua/batch_state.lua); empty when the batch form runs body as it is.
+	// batchBody is body as the batch form runs it (replying with an array); empty when
+	// the batch form runs body as it is.
 	batchBody string
+	// speculates: batchBody may speculate that its key is missing
+	// (lua/batch_state.lua).
+	speculates bool
 	// lean: the script (or, in a batch form, each of its decisions) replies as a lean
 	// single-charge script (parseLean), not as decide.lua (parseDecision).
 	lean bool
@@ -30,10 +33,10 @@ func newScript(source string) *script {
 }
 
 // newLeanScript is the lean script of a prologue followed by a body, and the body of
-// its batch form (see script).
-func newLeanScript(prologue, body, batchBody string) *script {
+// its batch form, which may speculate (see script).
+func newLeanScript(prologue, body, batchBody string, speculates bool) *script {
 	s := newScript(prologue + body)
-	s.prologue, s.body, s.batchBody, s.lean = prologue, body, batchBody, true
+	s.prologue, s.body, s.batchBody, s.speculates, s.lean = prologue, body, batchBody, speculates, true
 	return s
 }
 

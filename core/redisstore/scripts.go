@@ -24,29 +24,71 @@ var algorithmFiles = map[core.Algorithm][]string{
 }
 
 // leanFiles are the Lua files of a lean script: its prologue, which depends on the
-// arguments alone (quot.lua, then single.lua for the buckets or single_window.lua for
-// the windows, then the instant: single_now.lua), and its body, which reads the state
-// (single_state.lua; batch_state.lua in the batch form), runs the algorithm's load,
-// step and commit inlined, writes (single_write.lua) and replies (single_reply.lua;
-// batch_reply.lua in the batch form).
-type leanFiles struct{ prologue, body []string }
+// arguments alone (quot.lua, then the arguments' files: single.lua for the buckets or
+// single_window.lua for the windows, and ticked_args.lua for ticked policies; then
+// the instant: single_now.lua, and ticked_now.lua), and its body, which reads the state
+// (single_state.lua, batch_state.lua in the batch form; ticked_state.lua), runs the
+// algorithm's load, step and commit inlined, writes (single_write.lua;
+// ticked_write.lua) and replies (single_reply.lua; batch_reply.lua in the batch form).
+// args counts the arguments' files, which a policy's own script replaces (baked.go).
+type leanFiles struct {
+	prologue, body []string
+	args           int
+}
 
 // singleFiles are the lean scripts of one charge on one key (Store.Decide), without
 // decide.lua's stack driver. Algorithms without one (the sliding log and the
 // concurrency limiter) decide through decide.lua.
 var singleFiles = map[core.Algorithm]leanFiles{
-	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua", "single_write.lua", "single_reply.lua"}},
-	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua", "single_write.lua", "single_reply.lua"}},
-	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua", "single_write.lua", "single_reply.lua"}},
-	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua", "single_write.lua", "single_reply.lua"}},
-	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua", "single_write.lua", "single_reply.lua"}},
+	core.TokenBucket:   {bucketPrologue, []string{"single_state.lua", "tokenbucket_single.lua", "single_write.lua", "single_reply.lua"}, 1},
+	core.GCRA:          {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "gcra_single.lua", "single_write.lua", "single_reply.lua"}, 1},
+	core.LeakyBucket:   {bucketPrologue, []string{"single_state.lua", "single_tat.lua", "leakybucket_single.lua", "single_write.lua", "single_reply.lua"}, 1},
+	core.FixedWindow:   {windowPrologue, []string{"single_state.lua", "fixedwindow_single.lua", "single_write.lua", "single_reply.lua"}, 1},
+	core.SlidingWindow: {windowPrologue, []string{"single_state.lua", "slidingwindow_single.lua", "single_write.lua", "single_reply.lua"}, 1},
 }
 
-// The prologues of the buckets' and the windows' lean scripts (see leanFiles).
+// tickedFiles are the lean scripts of one charge on one key for the ticked policies of
+// GCRA and the leaky bucket (see ticked), whose state INCRBY charges in place. Their
+// batch form runs the same body: it reads no state that it could skip.
+var tickedFiles = map[core.Algorithm]leanFiles{
+	core.GCRA:        {tickedPrologue, []string{"ticked_state.lua", "gcra_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 2},
+	core.LeakyBucket: {tickedPrologue, []string{"ticked_state.lua", "leakybucket_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 2},
+}
+
+// The prologues of the buckets', the ticked buckets' and the windows' lean scripts
+// (see leanFiles).
 var (
 	bucketPrologue = []string{"quot.lua", "single.lua", "single_now.lua"}
+	tickedPrologue = []string{"quot.lua", "single.lua", "ticked_args.lua", "single_now.lua", "ticked_now.lua"}
 	windowPrologue = []string{"quot.lua", "single_window.lua", "single_now.lua"}
 )
+
+// Most a ticked policy's refill and reach (capacity × unit) may be, as ticked_args.lua
+// and fixedtime.lua check: every TAT until the year 2109 then fits below 2^52 units.
+const (
+	maxTickedRefill = 1024
+	maxTickedReach  = 1 << 40
+)
+
+// ticked reports whether a bucket policy of GCRA or the leaky bucket with these numbers
+// keeps its TAT as one integer of token units (lua/ticked_args.lua).
+func ticked(alg core.Algorithm, unit, refill, capacity int64) bool {
+	_, ok := tickedFiles[alg]
+	return ok && refill >= 1 && refill <= maxTickedRefill && unit >= 1 && capacity >= 1 &&
+		float64(capacity)*float64(unit) <= maxTickedReach
+}
+
+// tickedGranule is the granule of a ticked policy's TTL, in token units: the smallest
+// power of two at least its reach or one second of refill, whichever is less, as
+// ticked_args.lua and fixedtime.lua compute it.
+func tickedGranule(unit, refill, capacity int64) int64 {
+	span := min(capacity*unit, 1000*refill)
+	granule := int64(1)
+	for granule < span {
+		granule += granule
+	}
+	return granule
+}
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. A decision
 // whose policies share one algorithm runs that algorithm's script, which holds only
@@ -55,6 +97,7 @@ var (
 type scripts struct {
 	byAlgorithm map[core.Algorithm]*script
 	single      map[core.Algorithm]*script
+	ticked      map[core.Algorithm]*script // the shared lean scripts of ticked policies
 	mixed       *script
 	release     *script
 }
@@ -66,12 +109,13 @@ func loadScripts() scripts {
 	s := scripts{
 		byAlgorithm: make(map[core.Algorithm]*script, len(core.Algorithms)),
 		single:      make(map[core.Algorithm]*script, len(singleFiles)),
+		ticked:      make(map[core.Algorithm]*script, len(tickedFiles)),
 	}
 	for a, files := range singleFiles {
-		batchBody := slices.Clone(files.body) // reads the state as a batch: batch_state.lua
-		batchBody[slices.Index(batchBody, "single_state.lua")] = "batch_state.lua"
-		batchBody[slices.Index(batchBody, "single_reply.lua")] = "batch_reply.lua" // always an array
-		s.single[a] = newLeanScript(concat(files.prologue), concat(files.body), concat(batchBody))
+		s.single[a] = newLeanFilesScript(files)
+	}
+	for a, files := range tickedFiles {
+		s.ticked[a] = newLeanFilesScript(files)
 	}
 	var all []string
 	for _, a := range core.Algorithms {
@@ -85,6 +129,32 @@ func loadScripts() scripts {
 	s.mixed = newScript(join(all))
 	s.release = newScript(mustRead("release.lua"))
 	return s
+}
+
+// newLeanFilesScript is the lean script of files. Its batch form reads the state as a
+// batch does (batch_state.lua, which speculates) where the body reads it with
+// single_state.lua, and always replies with an array (batch_reply.lua).
+func newLeanFilesScript(files leanFiles) *script {
+	batch := slices.Clone(files.body)
+	state := slices.Index(batch, "single_state.lua")
+	if state >= 0 {
+		batch[state] = "batch_state.lua"
+	}
+	batch[slices.Index(batch, "single_reply.lua")] = "batch_reply.lua"
+	return newLeanScript(concat(files.prologue), concat(files.body), concat(batch), state >= 0)
+}
+
+// leanFor is the shared lean script of policy p's single charges, nil when its
+// algorithm has none.
+func (s *scripts) leanFor(p *core.Policy) *script {
+	alg := p.Algorithm()
+	switch alg {
+	case core.GCRA, core.LeakyBucket:
+		if ticked(alg, p.TokenUnit(), p.RefillPerMilli(), p.Capacity()) {
+			return s.ticked[alg]
+		}
+	}
+	return s.single[alg]
 }
 
 // decideFor is the decide script for reqs.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -59,21 +60,31 @@ func FuzzSingleArguments(f *testing.F) {
 		"1767225600000 1 99999999999999999 1000 1",
 		"1767225600000 1 10 1000 1 7",
 	} {
-		for alg := range leanAlgorithms {
+		for alg := range len(leanAlgorithms) + len(tickedFiles) {
 			f.Add(seed, alg)
 		}
 	}
 	server, client := newFuzzRedis(f)
-	scripts := loadScripts()
+	lean := allLeanScripts(loadScripts())
 	f.Fuzz(func(t *testing.T, line string, alg int) {
 		server.FlushAll()
-		s := scripts.single[leanAlgorithms[uint(alg)%uint(len(leanAlgorithms))]]
+		s := lean[uint(alg)%uint(len(lean))]
 		args := []any{"eval", s.source, 1, "k"}
 		for _, field := range strings.Split(line, " ") {
 			args = append(args, field)
 		}
 		checkScriptAnswer(t, server, client, line, args, true, leanReplyLength)
 	})
+}
+
+// allLeanScripts are the shared lean scripts of every algorithm in leanAlgorithms'
+// order, then the ticked ones of GCRA and the leaky bucket.
+func allLeanScripts(s scripts) []*script {
+	var all []*script
+	for _, alg := range leanAlgorithms {
+		all = append(all, s.single[alg])
+	}
+	return append(all, s.ticked[core.GCRA], s.ticked[core.LeakyBucket])
 }
 
 // leanReplyLength reports whether a lean script may reply with n integers.
@@ -162,6 +173,26 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 		{1, 1, 1, 10, 11, t0, 0, ""},
 		{0, 0, 1, 10, 1, t0, 0, ""},
 		{0, 1 << 40, 1, 1 << 14, 1, t0, 0, ""},
+		// ticked states (lua/ticked_args.lua): one integer of units
+		{1, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa((t0 + 300) * 1000)},
+		{1, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+5)*7 + 6)},
+		{1, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+100)*7 + 1)},
+		{1, 3, 7, 10, 10, t0, 0, strconv.Itoa(t0 * 7)},
+		{1, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0 - 5)},
+		{1, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0 + 9)},
+		{1, 1, 1, 10, 1, t0, 0, "0"},
+		{1, 1, 1, 10, 1, t0, 0, "-5"},
+		{1, 1, 1, 10, 1, t0, 0, "4503599627370497"},
+		{1, 1, 1, 10, 1, t0, 0, "99999999999999999999"},
+		{1, 1, 1, 10, 1, 0, 0, ""},
+		{1, 1, 1024, 10, 1, 1 << 42, 0, ""},
+		{1, 1, 1025, 10, 1, t0, 0, ""},
+		{2, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa((t0 + 300) * 1000)},
+		{2, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+5)*7 + 6)},
+		{2, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+9)*7 + 6)},
+		{2, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+100)*7 + 1)},
+		{2, 1, 1, 10, 1, t0, 0, strconv.Itoa(t0 + 1)},
+		{2, 1, 1, 10, 1, t0, 0, "0"},
 	} {
 		f.Add(seed.alg, seed.unit, seed.refill, seed.capacity, seed.cost, seed.now, seed.margin, seed.state)
 	}
@@ -171,17 +202,55 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 		server.FlushAll()
 		alg := singleAlgorithms[uint(algIndex)%uint(len(singleAlgorithms))]
 		code := algorithmCode(alg)
-		if state != "" {
-			server.Set("lean", state)
-			server.Set("general", state)
-			server.Set("baked", state)
+		shared := scripts.single[alg]
+		isTicked := ticked(alg, unit, refill, capacity)
+		if isTicked {
+			shared = scripts.ticked[alg]
+			if _, err := strconv.Atoi(state); err == nil && !canonicalInteger(state) {
+				t.Skip("miniredis's INCRBY reads integers as strconv.Atoi does (a sign, leading zeros), Redis's INCRBY and the decide script only canonical digits; the store never writes such text")
+			}
 		}
-		lean := []any{"eval", scripts.single[alg].source, 1, "lean", now, margin, unit, refill, capacity, cost}
+		if state != "" {
+			for _, key := range []string{"lean", "general", "baked"} {
+				server.Set(key, state)
+				if isTicked {
+					if ttl := tickedStateTTL(state, unit, refill, capacity, now, margin); ttl > 0 {
+						server.SetTTL(key, ttl)
+					}
+				}
+			}
+		}
+		lean := []any{"eval", shared.source, 1, "lean", now, margin, unit, refill, capacity, cost}
 		spec := "fuzz " + code + " " + strconv.FormatInt(unit, 10) + " " + strconv.FormatInt(refill, 10) + " " + strconv.FormatInt(capacity, 10)
 		general := []any{"eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0}
 		leanReply, leanErr := checkLeanMatchesDecide(t, server, client, lean, general)
 		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{unit, refill, capacity}, true), cost, now, leanReply, leanErr)
 	})
+}
+
+// canonicalInteger reports whether s is an integer as Redis writes one: 0, or digits
+// without a leading zero, after an optional minus.
+func canonicalInteger(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	return s == "0" || digits != "" && digits[0] != '0' && strings.Trim(digits, "0123456789") == ""
+}
+
+// tickedStateTTL is the TTL that the store's writes give a ticked state (a valid
+// one: 0 otherwise) at now, as lua/ticked_write.lua computes it: until the first whole
+// granule after the TAT, in ms rounded up, plus the margin. A key that a write left
+// with a TTL that has run out by now would be gone; 0 then too.
+func tickedStateTTL(state string, unit, refill, capacity, now, margin int64) time.Duration {
+	units, err := strconv.ParseInt(state, 10, 64)
+	if err != nil || !canonicalInteger(state) || units < 0 || units > 1<<52 {
+		return 0
+	}
+	granule := tickedGranule(unit, refill, capacity)
+	edge := units - units%granule + granule
+	ms := (edge+refill-1)/refill + margin - now
+	if ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // checkBakedMatchesLean runs a policy's own lean script (baked, with the caller's
@@ -201,13 +270,10 @@ func checkBakedMatchesLean(t *testing.T, server *miniredis.Miniredis, client *re
 	if (err == nil) != (leanErr == nil) {
 		t.Fatalf("baked: %v, lean: %v", err, leanErr)
 	}
-	if err != nil {
-		if !strings.HasPrefix(err.Error(), "RATELIMIT") {
-			t.Fatalf("baked: error %q is not the script's own", err)
-		}
-		return
+	if err != nil && !strings.HasPrefix(err.Error(), "RATELIMIT") {
+		t.Fatalf("baked: error %q is not the script's own", err)
 	}
-	if !slices.Equal(reply, lean) {
+	if err == nil && !slices.Equal(reply, lean) {
 		t.Fatalf("baked replied %v, lean %v", reply, lean)
 	}
 	bakedState, _ := server.Get("baked")
@@ -247,15 +313,18 @@ func checkLeanMatchesDecide(t *testing.T, server *miniredis.Miniredis, client *r
 				t.Fatalf("error %q is not the script's own", err)
 			}
 		}
-		return nil, leanErr
-	}
-	if !slices.Equal(leanAsDecide(leanReply, want[0]), want) {
+	} else if !slices.Equal(leanAsDecide(leanReply, want[0]), want) {
 		t.Fatalf("lean replied %v, decide %v", leanReply, want)
 	}
+	// Both keys held the same state: an error or a refusal must leave it as it was
+	// (decide.lua writes nothing then), an admission store the same.
 	leanState, _ := server.Get("lean")
 	generalState, _ := server.Get("general")
 	if leanState != generalState || server.TTL("lean") != server.TTL("general") {
-		t.Fatalf("lean stored %q for %v, decide %q for %v", leanState, server.TTL("lean"), generalState, server.TTL("general"))
+		t.Fatalf("lean stored %q for %v, decide %q for %v (error %v)", leanState, server.TTL("lean"), generalState, server.TTL("general"), leanErr)
+	}
+	if leanErr != nil {
+		return nil, leanErr
 	}
 	return leanReply, nil
 }

@@ -140,14 +140,14 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 // policy's own script when it has one (baked.go), else its algorithm's shared one;
 // nil when the algorithm has no lean script.
 func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script, []any) {
-	shared := s.scripts.single[req.Policy.Algorithm()]
-	if shared == nil {
+	if s.scripts.single[req.Policy.Algorithm()] == nil {
 		return nil, nil
 	}
 	policy := s.specs.get(&req.Policy)
 	if policy.lean != nil {
 		return policy.lean, bakedArgs(policy.lean, now, req, key)
 	}
+	shared := s.scripts.leanFor(&req.Policy)
 	return shared, s.singleArgs(shared.sha, now, req, key, policy.single)
 }
 

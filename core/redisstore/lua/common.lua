@@ -12,7 +12,7 @@
 -- The lean scripts do the same, so that both read every state alike, also on miniredis,
 -- whose tonumber reads some digit strings (a leading zero, beyond 2^63) otherwise.
 --
--- Each algorithm's file defines load(key, p) -> state (or nil, error), step(state, p,
+-- Each algorithm's file defines load(key, p, now) -> state (or nil, error), step(state, p,
 -- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
 -- margin) and refund(key, state, p, now, margin) -> state after core.Refund, and
 -- registers itself in algorithms. step writes its result into reply[at+1 .. at+5]

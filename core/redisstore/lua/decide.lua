@@ -66,7 +66,7 @@ if not now then
 end
 
 for i, p in ipairs(policies) do
-  local st, err = p.alg.load(KEYS[i], p)
+  local st, err = p.alg.load(KEYS[i], p, now)
   if not st then
     return redis.error_reply('RATELIMIT policy "' .. p.name .. '": ' .. err)
   end

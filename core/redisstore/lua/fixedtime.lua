@@ -1,12 +1,49 @@
 -- fixedtime.lua: the fixed-point instants of GCRA and the leaky bucket (core/fixedtime.go):
--- an instant is millis + frac/refill, with 0 <= frac < refill. State is "millis frac".
+-- an instant is millis + frac/refill, with 0 <= frac < refill. A ticked policy (see
+-- ticked) stores its TAT as one integer of token units since the epoch, millis × refill
+-- + frac, which its lean scripts charge in place with INCRBY (ticked_state.lua); any
+-- other policy stores "millis frac".
 
-local function load_fixed_time(key, p)
+local MAX_TICKS = 4503599627370496 -- 2^52: the most a ticked state may hold
+
+-- ticked reports whether p keeps a ticked state, as ticked_args.lua and Go's ticked
+-- decide, and gives p its granule: the power of two in units that the state's TTL
+-- steps by (ticked_write.lua).
+local function ticked(p)
+  if p.ticked == nil then
+    local span = p.capacity * p.unit
+    p.ticked = p.refill <= 1024 and span <= 1099511627776 -- 2^40
+    if p.ticked then
+      if span > 1000 * p.refill then
+        span = 1000 * p.refill
+      end
+      p.granule = 1
+      while p.granule < span do
+        p.granule = p.granule + p.granule
+      end
+    end
+  end
+  return p.ticked
+end
+
+local function load_fixed_time(key, p, now)
+  if ticked(p) and now * p.refill + p.capacity * p.unit + p.refill > MAX_TICKS then
+    return nil, 'malformed arguments: now' -- beyond the instants a ticked state holds (ticked_now.lua)
+  end
   local v, err = get(key)
   if err then
     return nil, err
   elseif not v then
     return {seen = false, millis = 0, frac = 0}
+  end
+  if p.ticked then
+    -- Redis's INCRBY reads exactly these digits: no sign, no leading zero.
+    if not (v == '0' or string.match(v, '^[1-9]%d*$')) or v + 0 > MAX_TICKS then
+      return nil, 'malformed state'
+    end
+    local units = v + 0
+    local millis = quot(units, p.refill)
+    return {seen = true, millis = millis, frac = units - millis * p.refill}
   end
   local millis, frac = string.match(v, '^(%d+) (%d+)$')
   if not millis then
@@ -46,8 +83,16 @@ local function fixed_after(now, units, refill)
   return {millis = now + whole, frac = units - whole * refill}
 end
 
--- save_fixed_time stores t with a TTL that ends when t has passed.
-local function save_fixed_time(key, t, now, margin)
+-- save_fixed_time stores t with a TTL that ends when t has passed, plus the margin;
+-- for a ticked state, at the end of t's granule (see ticked_write.lua).
+local function save_fixed_time(key, t, p, now, margin)
+  if ticked(p) then
+    local units = t.millis * p.refill + t.frac
+    local edge = units - units % p.granule + p.granule
+    local ttl = quot(edge + p.refill - 1, p.refill) + margin - now
+    redis.call('SET', key, format('%d', units), 'PX', format('%d', ttl > 1 and ttl or 1))
+    return
+  end
   local ttl = t.millis - now + margin
   if t.frac > 0 then
     ttl = ttl + 1
@@ -57,7 +102,7 @@ end
 
 -- commit_fixed_time stores a charged TAT.
 local function commit_fixed_time(key, old, t, p, now, margin)
-  save_fixed_time(key, t, now, margin)
+  save_fixed_time(key, t, p, now, margin)
 end
 
 -- refund_fixed_time is core.Refund: the TAT moves back by the cost, to no earlier
@@ -72,6 +117,6 @@ local function refund_fixed_time(key, t, p, now, margin)
   end
   local back = fixed_after(now, math.max(0, queued - p.cost * p.unit), p.refill)
   back.seen = true
-  save_fixed_time(key, back, now, margin)
+  save_fixed_time(key, back, p, now, margin)
   return back
 end

@@ -108,9 +108,14 @@ func TestTickedKeyRenewsItsTTLOncePerGranule(t *testing.T) {
 	if ttl := client.PTTL(ctx, key).Val(); ttl <= 600*time.Millisecond || ttl > 1025*time.Millisecond {
 		t.Fatalf("TTL %v, want within (600ms, 1025ms]", ttl)
 	}
-	decide(start+900, 1) // the TAT lay before now: written anew, same granule, same expiry
-	if sets, _ := counts(); sets-sets0 != 2 || expireTime(t, client, key) != first {
-		t.Fatalf("an idle charge in the same granule: %d SETs, expiry %v, want 2 and %v", sets-sets0, expireTime(t, client, key), first)
+	incrs := commandCalls(t, client, "incrby")
+	decide(start+900, 1) // the TAT lay before now: moved up to now + 1 in place, same granule, same expiry
+	if sets, _ := counts(); sets-sets0 != 1 || commandCalls(t, client, "incrby")-incrs != 2 || expireTime(t, client, key) != first {
+		t.Fatalf("an idle charge in the same granule: %d SETs, %d INCRBYs, expiry %v, want 1, 2 and %v",
+			sets-sets0, commandCalls(t, client, "incrby")-incrs, expireTime(t, client, key), first)
+	}
+	if v := client.Get(ctx, key).Val(); v != strconv.FormatInt(start+901, 10) {
+		t.Fatalf("TAT %q, want %d", v, start+901)
 	}
 	decide(start+900, 123) // TAT start+1024: the next granule's first unit
 	if _, expires := counts(); expires-expires0 != 1 || expireTime(t, client, key) <= first {

@@ -30,11 +30,13 @@ if ahead > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl - ttl % 1 + margin)
   end
 else
-  -- The TAT lay at or before now: the new one is now + need. A key that INCRBY found
-  -- missing (old is 0) has no TTL yet.
+  -- The TAT lay at or before now: the new one is now + need, INCRBY's old + need moved
+  -- up by nowu - old (never -0, which Redis would not read), which keeps the TTL and
+  -- costs the server less than a SET. A key that INCRBY found missing (old is 0) has
+  -- no TTL yet.
   tat = nowu + need
   if old ~= 0 and tat - tat % granule == old - old % granule then
-    redis.call('SET', KEYS[1], tat, 'KEEPTTL')
+    redis.call('INCRBY', KEYS[1], nowu - old)
   else
     local ttl = (tat - tat % granule + granule - nowu + refill - 1) / refill -- ⌈(edge - nowu)/refill⌉
     redis.call('SET', KEYS[1], tat, 'PX', ttl - ttl % 1 + margin)

@@ -21,8 +21,8 @@ const (
 	maxPeriod = 31622400000 // MAX_PERIOD, and the margin's bound: 366 days in ms
 )
 
-// bakedArgsLua replaces single.lua (the buckets, with ticked_args.lua for ticked
-// policies) or single_window.lua (the windows) in a policy's own lean script: the
+// bakedArgsLua replaces single.lua (the buckets, with ticked.lua and ticked_args.lua
+// for ticked policies) or single_window.lua (the windows) in a policy's own lean script: the
 // store's margin and the policy's numbers (%s: the locals that name them, most, the
 // largest cost, and a ticked policy's granule) are written into the source, so
 // a call sends only the cost (ARGV[1]) and, when the store has a clock, the instant
@@ -73,7 +73,7 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 			return nil
 		}
 		locals = fmt.Sprintf("local unit, refill, capacity, most = %d, %d, %d, %d", unit, refill, capacity, capacity)
-		if files.args == 2 { // ticked_args.lua's local
+		if files.args == 3 { // ticked_args.lua's local, from ticked.lua's ticked_granule
 			locals += fmt.Sprintf("\nlocal granule = %d", tickedGranule(unit, refill, capacity))
 		}
 	default:

@@ -83,7 +83,7 @@ func TestBatchSpeculation(t *testing.T) {
 	}
 }
 
-// TestTickedBatchesChargeInPlace: a batch of a ticked GCRA policy (lua/ticked_args.lua)
+// TestTickedBatchesChargeInPlace: a batch of a ticked GCRA policy (lua/ticked.lua)
 // reads no key with GET, whether its keys have state or not: INCRBY reads and charges
 // each in one command. A key of another type fails its own decision with WRONGTYPE (a
 // GET then tells that from a bad argument) and keeps its value.

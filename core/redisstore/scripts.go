@@ -15,8 +15,8 @@ var luaFiles embed.FS
 // of common.lua.
 var algorithmFiles = map[core.Algorithm][]string{
 	core.TokenBucket:   {"tokenbucket.lua"},
-	core.GCRA:          {"fixedtime.lua", "gcra.lua"},
-	core.LeakyBucket:   {"fixedtime.lua", "leakybucket.lua"},
+	core.GCRA:          {"ticked.lua", "fixedtime.lua", "gcra.lua"},
+	core.LeakyBucket:   {"ticked.lua", "fixedtime.lua", "leakybucket.lua"},
 	core.FixedWindow:   {"fixedwindow.lua"},
 	core.SlidingWindow: {"slidingwindow.lua"},
 	core.SlidingLog:    {"slidinglog.lua"},
@@ -25,7 +25,8 @@ var algorithmFiles = map[core.Algorithm][]string{
 
 // leanFiles are the Lua files of a lean script: its prologue, which depends on the
 // arguments alone (quot.lua, then the arguments' files: single.lua for the buckets or
-// single_window.lua for the windows, and ticked_args.lua for ticked policies; then
+// single_window.lua for the windows, and ticked.lua and ticked_args.lua for ticked
+// policies; then
 // the instant: single_now.lua, and ticked_now.lua), and its body, which reads the state
 // (single_state.lua, batch_state.lua in the batch form; ticked_state.lua), runs the
 // algorithm's load, step and commit inlined, writes (single_write.lua;
@@ -51,27 +52,27 @@ var singleFiles = map[core.Algorithm]leanFiles{
 // GCRA and the leaky bucket (see ticked), whose state INCRBY charges in place. Their
 // batch form runs the same body: it reads no state that it could skip.
 var tickedFiles = map[core.Algorithm]leanFiles{
-	core.GCRA:        {tickedPrologue, []string{"ticked_state.lua", "gcra_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 2},
-	core.LeakyBucket: {tickedPrologue, []string{"ticked_state.lua", "leakybucket_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 2},
+	core.GCRA:        {tickedPrologue, []string{"ticked_state.lua", "gcra_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
+	core.LeakyBucket: {tickedPrologue, []string{"ticked_state.lua", "leakybucket_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
 }
 
 // The prologues of the buckets', the ticked buckets' and the windows' lean scripts
 // (see leanFiles).
 var (
 	bucketPrologue = []string{"quot.lua", "single.lua", "single_now.lua"}
-	tickedPrologue = []string{"quot.lua", "single.lua", "ticked_args.lua", "single_now.lua", "ticked_now.lua"}
+	tickedPrologue = []string{"quot.lua", "ticked.lua", "single.lua", "ticked_args.lua", "single_now.lua", "ticked_now.lua"}
 	windowPrologue = []string{"quot.lua", "single_window.lua", "single_now.lua"}
 )
 
-// Most a ticked policy's refill and reach (capacity × unit) may be, as ticked_args.lua
-// and fixedtime.lua check: every TAT until the year 2109 then fits below 2^52 units.
+// Most a ticked policy's refill and reach (capacity × unit) may be, as ticked.lua
+// checks: every TAT until the year 2109 then fits below 2^52 units.
 const (
 	maxTickedRefill = 1024
 	maxTickedReach  = 1 << 40
 )
 
 // ticked reports whether a bucket policy of GCRA or the leaky bucket with these numbers
-// keeps its TAT as one integer of token units (lua/ticked_args.lua).
+// keeps its TAT as one integer of token units (lua/ticked.lua).
 func ticked(alg core.Algorithm, unit, refill, capacity int64) bool {
 	_, ok := tickedFiles[alg]
 	return ok && refill >= 1 && refill <= maxTickedRefill && unit >= 1 && capacity >= 1 &&
@@ -80,7 +81,7 @@ func ticked(alg core.Algorithm, unit, refill, capacity int64) bool {
 
 // tickedGranule is the granule of a ticked policy's TTL, in token units: the smallest
 // power of two at least its reach or one second of refill, whichever is less, as
-// ticked_args.lua and fixedtime.lua compute it.
+// ticked.lua computes it.
 func tickedGranule(unit, refill, capacity int64) int64 {
 	span := min(capacity*unit, 1000*refill)
 	granule := int64(1)

@@ -173,7 +173,7 @@ func FuzzSingleMatchesDecide(f *testing.F) {
 		{1, 1, 1, 10, 11, t0, 0, ""},
 		{0, 0, 1, 10, 1, t0, 0, ""},
 		{0, 1 << 40, 1, 1 << 14, 1, t0, 0, ""},
-		// ticked states (lua/ticked_args.lua): one integer of units
+		// ticked states (lua/ticked.lua): one integer of units
 		{1, 1, 1000, 1000000, 1, t0, 1000, strconv.Itoa((t0 + 300) * 1000)},
 		{1, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+5)*7 + 6)},
 		{1, 3, 7, 10, 4, t0, 0, strconv.Itoa((t0+100)*7 + 1)},

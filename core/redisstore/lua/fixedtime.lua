@@ -1,27 +1,17 @@
 -- fixedtime.lua: the fixed-point instants of GCRA and the leaky bucket (core/fixedtime.go):
 -- an instant is millis + frac/refill, with 0 <= frac < refill. A ticked policy (see
 -- ticked) stores its TAT as one integer of token units since the epoch, millis × refill
--- + frac, which its lean scripts charge in place with INCRBY (ticked_state.lua); any
+-- + frac (ticked.lua), which its lean scripts charge in place with INCRBY (ticked_state.lua); any
 -- other policy stores "millis frac".
 
 local MAX_TICKS = 4503599627370496 -- 2^52: the most a ticked state may hold
 
--- ticked reports whether p keeps a ticked state, as ticked_args.lua and Go's ticked
--- decide, and gives p its granule: the power of two in units that the state's TTL
--- steps by (ticked_write.lua).
+-- ticked reports whether p keeps a ticked state, and gives p its granule
+-- (ticked_granule, from ticked.lua).
 local function ticked(p)
   if p.ticked == nil then
-    local span = p.capacity * p.unit
-    p.ticked = p.refill <= 1024 and span <= 1099511627776 -- 2^40
-    if p.ticked then
-      if span > 1000 * p.refill then
-        span = 1000 * p.refill
-      end
-      p.granule = 1
-      while p.granule < span do
-        p.granule = p.granule + p.granule
-      end
-    end
+    p.granule = ticked_granule(p.unit, p.refill, p.capacity)
+    p.ticked = p.granule ~= nil
   end
   return p.ticked
 end

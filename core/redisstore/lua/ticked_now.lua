@@ -1,5 +1,5 @@
 -- ticked_now.lua: the instant of a ticked lean script in token units (see
--- ticked_args.lua), after single_now.lua. The TAT lies at most reach + refill units
+-- ticked.lua), after single_now.lua. The TAT lies at most reach + refill units
 -- after it, and every state the script writes must stay below 2^52, where the
 -- script's arithmetic is exact even after INCRBY adds a charge. It ends the prologue.
 

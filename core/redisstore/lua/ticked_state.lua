@@ -1,5 +1,5 @@
 -- ticked_state.lua: reads and charges the state of a ticked lean script (see
--- ticked_args.lua) in one command: INCRBY adds the charge to the stored TAT, as if it
+-- ticked.lua) in one command: INCRBY adds the charge to the stored TAT, as if it
 -- were admitted and the TAT lay at or after now. That is the common case of a busy key,
 -- which then needs no other command (ticked_write.lua keeps the TTL). A missing key
 -- counts as 0, a TAT long past. The algorithm's *_ticked.lua file follows: a refusal

@@ -2,7 +2,7 @@
 -- *_ticked.lua file left queued (the units the TAT now lies after now) and the reply
 -- fields left and waits; single_reply.lua (batch_reply.lua in the batch form) follows.
 --
--- The TTL steps by granules (ticked_args.lua): every write of a ticked state leaves the
+-- The TTL steps by granules (ticked.lua): every write of a ticked state leaves the
 -- key to expire at the first whole granule after its TAT, in ms rounded up, plus the
 -- margin (fixedtime.lua writes alike). That is never before the state has recovered
 -- (the TAT has passed) plus the margin, and at most a granule later. So while a charge

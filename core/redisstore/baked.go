@@ -23,14 +23,15 @@ const (
 )
 
 // bakedArgsLua replaces single.lua (the buckets, with ticked.lua and ticked_args.lua
-// for ticked policies) or single_window.lua (the windows) in a policy's own lean
-// script: the store's margin and the policy's numbers (the second %s: the locals that
-// name them, most, the largest cost, and a ticked policy's granule) are written into
-// the source, so a call sends only the cost (ARGV[1]) and, when the store has a
-// clock, the instant (ARGV[2]). Parsing and checking five arguments on every call cost
-// the server about a fifth of a decision. The first %s is bakedHelpers when the
-// script's body calls them. A cost of 1, most decisions', is read without a call to
-// tonumber: Lua compares strings by identity.
+// for ticked policies) or single_window.lua (the windows, with counted.lua and
+// counted_args.lua for counted fixed windows) in a policy's own lean script: the
+// store's margin and the policy's numbers (the second %s: the locals that name them,
+// most, the largest cost, and a ticked policy's granule or a counted one's stride)
+// are written into the source, so a call sends only the cost (ARGV[1]) and, when the
+// store has a clock, the instant (ARGV[2]). Parsing and checking five arguments on
+// every call cost the server about a fifth of a decision. The first %s is
+// bakedHelpers when the script's body calls them. A cost of 1, most decisions', is
+// read without a call to tonumber: Lua compares strings by identity.
 const bakedArgsLua = `%slocal margin = %d
 %s -- the policy's, checked by the store
 local now, cost_arg = %s, ARGV[1]
@@ -41,8 +42,8 @@ end
 `
 
 // bakedHelpers names, as locals, the library functions that the lean bodies that
-// format their state (all but the ticked ones) call. Reading them costs the server
-// about 1,000 instructions, which the others skip.
+// format their state (all but the ticked and counted ones) call. Reading them costs
+// the server about 1,000 instructions, which the others skip.
 const bakedHelpers = "local floor, format, tonumber = math.floor, string.format, tonumber\n"
 
 // leanNumbers are the numbers of p that its lean script takes as arguments after the
@@ -67,6 +68,8 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 	}
 	if len(numbers) == 3 && ticked(alg, numbers[0], numbers[1], numbers[2]) {
 		files = tickedFiles[alg]
+	} else if alg == core.FixedWindow && countedStride(numbers[0], numbers[1]) != 0 {
+		files = countedFiles
 	}
 	now, argc := "'redis'", 1
 	if callerClock {
@@ -89,10 +92,13 @@ func bakedLean(alg core.Algorithm, margin int64, numbers []int64, callerClock bo
 			return nil
 		}
 		locals = fmt.Sprintf("local limit, period, most = %d, %d, %d", limit, period, limit)
+		if files.args == 3 { // counted_args.lua's local, from counted.lua's counted_stride
+			locals += fmt.Sprintf("\nlocal stride = %d", countedStride(limit, period))
+		}
 	}
 	body := concat(files.body)
 	helpers := bakedHelpers
-	if files.args == 3 { // ticked: the state is one integer, never formatted
+	if files.args == 3 { // ticked or counted: the state is one integer, never formatted
 		helpers = ""
 	}
 	args := fmt.Sprintf(bakedArgsLua, helpers, margin, locals, now, argc)

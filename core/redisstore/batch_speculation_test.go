@@ -83,45 +83,50 @@ func TestBatchSpeculation(t *testing.T) {
 	}
 }
 
-// TestTickedBatchesChargeInPlace: a batch of a ticked GCRA policy (lua/ticked.lua)
-// reads no key with GET, whether its keys have state or not: INCRBY reads and charges
-// each in one command. A key of another type fails its own decision with WRONGTYPE (a
-// GET then tells that from a bad argument) and keeps its value.
+// TestTickedBatchesChargeInPlace: a batch of a ticked GCRA policy (lua/ticked.lua) or
+// a counted fixed window (lua/counted.lua) reads no key with GET, whether its keys
+// have state or not: INCRBY reads and charges each in one command. A key of another
+// type fails its own decision with WRONGTYPE (a GET then tells that from a bad
+// argument) and keeps its value.
 func TestTickedBatchesChargeInPlace(t *testing.T) {
 	client := standaloneClient(t)
 	store := newBatchingStore(t, client)
 	ctx := context.Background()
-	p := core.MustPolicy("ticked-batch", core.GCRA, core.PerMinute(10))
-	reqs := usersOf(p, 8)
-	flush := func(reqs []core.Request, wantGets int64) ([]core.Result, []error) {
-		t.Helper()
-		return flushCounting(t, store, client, reqs, wantGets, int64(len(reqs)))
-	}
-	for remaining := int64(9); remaining >= 8; remaining-- {
-		got, errs := flush(reqs, 0)
-		for i := range reqs {
-			if errs[i] != nil || !got[i].Allowed || got[i].Remaining != remaining {
-				t.Fatalf("key %d: %+v %v, want admitted with %d remaining", i, got[i], errs[i], remaining)
-			}
-			if ttl, err := client.PTTL(ctx, store.Key(p, reqs[i].Key)).Result(); err != nil || ttl <= 0 {
-				t.Fatalf("key %d: TTL %v %v, want one", i, ttl, err)
+	for _, p := range []core.Policy{
+		core.MustPolicy("ticked-batch", core.GCRA, core.PerMinute(10)),
+		core.MustPolicy("counted-batch", core.FixedWindow, core.PerMinute(10)),
+	} {
+		reqs := usersOf(p, 8)
+		flush := func(reqs []core.Request, wantGets int64) ([]core.Result, []error) {
+			t.Helper()
+			return flushCounting(t, store, client, reqs, wantGets, int64(len(reqs)))
+		}
+		for remaining := int64(9); remaining >= 8; remaining-- {
+			got, errs := flush(reqs, 0)
+			for i := range reqs {
+				if errs[i] != nil || !got[i].Allowed || got[i].Remaining != remaining {
+					t.Fatalf("%s: key %d: %+v %v, want admitted with %d remaining", p.Name(), i, got[i], errs[i], remaining)
+				}
+				if ttl, err := client.PTTL(ctx, store.Key(p, reqs[i].Key)).Result(); err != nil || ttl <= 0 {
+					t.Fatalf("%s: key %d: TTL %v %v, want one", p.Name(), i, ttl, err)
+				}
 			}
 		}
-	}
 
-	if err := client.HSet(ctx, store.Key(p, "a-hash"), "field", "value").Err(); err != nil {
-		t.Fatal(err)
-	}
-	mixed := []core.Request{{Policy: p, Key: "a-hash"}, {Policy: p, Key: "fresh"}}
-	got, errs := flush(mixed, 1)
-	if errs[0] == nil || !strings.Contains(errs[0].Error(), "WRONGTYPE") {
-		t.Fatalf("the hash: %+v %v, want WRONGTYPE", got[0], errs[0])
-	}
-	if typ, err := client.Type(ctx, store.Key(p, "a-hash")).Result(); err != nil || typ != "hash" {
-		t.Fatalf("the hash is now a %q (%v)", typ, err)
-	}
-	if errs[1] != nil || !got[1].Allowed || got[1].Remaining != 9 {
-		t.Fatalf("the fresh key after the hash: %+v %v", got[1], errs[1])
+		if err := client.HSet(ctx, store.Key(p, "a-hash"), "field", "value").Err(); err != nil {
+			t.Fatal(err)
+		}
+		mixed := []core.Request{{Policy: p, Key: "a-hash"}, {Policy: p, Key: "fresh"}}
+		got, errs := flush(mixed, 1)
+		if errs[0] == nil || !strings.Contains(errs[0].Error(), "WRONGTYPE") {
+			t.Fatalf("%s: the hash: %+v %v, want WRONGTYPE", p.Name(), got[0], errs[0])
+		}
+		if typ, err := client.Type(ctx, store.Key(p, "a-hash")).Result(); err != nil || typ != "hash" {
+			t.Fatalf("%s: the hash is now a %q (%v)", p.Name(), typ, err)
+		}
+		if errs[1] != nil || !got[1].Allowed || got[1].Remaining != 9 {
+			t.Fatalf("%s: the fresh key after the hash: %+v %v", p.Name(), got[1], errs[1])
+		}
 	}
 }
 

@@ -49,6 +49,16 @@
 // than its state needs. Other policies keep "millis frac" and are decided by GET and
 // SET.
 //
+// The fixed window is counted in place alike for any limit below 2^20 a second, 2^26
+// a minute or 2^37 a day (every state until the year 2109 stays below 2^53): its
+// state is one integer, window × stride + count, with stride the smallest power of
+// two above the limit. INCRBY adds the charge; a charge in the key's window needs no
+// other command, and the TTL its window's first write set (the window's end plus the
+// margin) stands. A refusal takes the charge back with DECRBY; the first charge in a
+// new window writes the state anew with SET. Other fixed windows keep "window count".
+// Either format rejects a state of the other (it is read as malformed until its TTL
+// ends), and instants after the year 2109 are malformed arguments for these policies.
+//
 // # Batching
 //
 // WithBatching trades a little latency under load for throughput: concurrent Decide
@@ -69,7 +79,7 @@
 // decision before's is not sent again. A batch of a script that reads its key with
 // GET speculates that its keys hold no state and writes with SET NX; a decision whose
 // key exists is decided again after reading it, and ends the speculation for the rest
-// of the batch (a ticked policy's INCRBY needs no speculation). A NOSCRIPT
+// of the batch (a ticked or counted policy's INCRBY needs no speculation). A NOSCRIPT
 // reply means that call did not run; it is sent again as EVAL, so nothing is charged
 // twice. A caller whose ctx ends returns at once; if its decision had not left, it is
 // never sent. The added latency is at most the window plus one round trip, and only

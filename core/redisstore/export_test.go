@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -21,4 +23,15 @@ func TickedGranule(p core.Policy) time.Duration {
 	}
 	granule := tickedGranule(p.TokenUnit(), p.RefillPerMilli(), p.Capacity())
 	return time.Duration((granule+p.RefillPerMilli()-1)/p.RefillPerMilli()) * time.Millisecond
+}
+
+// FixedWindowState reads the state a fixed window policy p stores, in either format
+// (lua/fixedwindow.lua): the index of its newest window and the cost admitted in it.
+func FixedWindowState(p core.Policy, state string) (window, count int64, err error) {
+	if stride := countedStride(p.Limit(), p.PeriodMillis()); stride != 0 {
+		value, err := strconv.ParseInt(state, 10, 64)
+		return value / stride, value % stride, err
+	}
+	_, err = fmt.Sscanf(state, "%d %d", &window, &count)
+	return window, count, err
 }

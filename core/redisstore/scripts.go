@@ -17,7 +17,7 @@ var algorithmFiles = map[core.Algorithm][]string{
 	core.TokenBucket:   {"tokenbucket.lua"},
 	core.GCRA:          {"ticked.lua", "fixedtime.lua", "gcra.lua"},
 	core.LeakyBucket:   {"ticked.lua", "fixedtime.lua", "leakybucket.lua"},
-	core.FixedWindow:   {"fixedwindow.lua"},
+	core.FixedWindow:   {"counted.lua", "fixedwindow.lua"},
 	core.SlidingWindow: {"slidingwindow.lua"},
 	core.SlidingLog:    {"slidinglog.lua"},
 	core.Concurrency:   {"concurrency.lua"},
@@ -56,13 +56,41 @@ var tickedFiles = map[core.Algorithm]leanFiles{
 	core.LeakyBucket: {tickedPrologue, []string{"ticked_state.lua", "leakybucket_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
 }
 
-// The prologues of the buckets', the ticked buckets' and the windows' lean scripts
-// (see leanFiles).
+// countedFiles is the lean script of one charge on one key for the counted policies
+// of the fixed window (see countedStride), whose state INCRBY charges in place. Its
+// batch form runs the same body.
+var countedFiles = leanFiles{countedPrologue, []string{"fixedwindow_counted.lua", "single_reply.lua"}, 3}
+
+// The prologues of the buckets', the ticked buckets', the windows' and the counted
+// fixed window's lean scripts (see leanFiles).
 var (
-	bucketPrologue = []string{"quot.lua", "single.lua", "single_now.lua"}
-	tickedPrologue = []string{"quot.lua", "ticked.lua", "single.lua", "ticked_args.lua", "single_now.lua", "ticked_now.lua"}
-	windowPrologue = []string{"quot.lua", "single_window.lua", "single_now.lua"}
+	bucketPrologue  = []string{"quot.lua", "single.lua", "single_now.lua"}
+	tickedPrologue  = []string{"quot.lua", "ticked.lua", "single.lua", "ticked_args.lua", "single_now.lua", "ticked_now.lua"}
+	windowPrologue  = []string{"quot.lua", "single_window.lua", "single_now.lua"}
+	countedPrologue = []string{"quot.lua", "counted.lua", "single_window.lua", "counted_args.lua", "single_now.lua", "counted_now.lua"}
 )
+
+// countedHorizon is the last instant (ms since the epoch, in the year 2109) at which
+// every state of a counted policy stays an exact Lua number, as counted.lua checks.
+const countedHorizon = 1 << 42
+
+// countedStride is the stride of a fixed window policy's counted state
+// (lua/counted.lua), window × stride + count: the smallest power of two above its
+// limit; 0 when the policy is not counted, because its states until countedHorizon
+// would not all lie below 2^53.
+func countedStride(limit, period int64) int64 {
+	if limit < 1 || period < 1 || limit >= 1<<53 {
+		return 0
+	}
+	stride := int64(1)
+	for stride <= limit {
+		stride += stride
+	}
+	if stride > (1<<53)/(countedHorizon/period+2) { // (q + 2) × stride > 2^53
+		return 0
+	}
+	return stride
+}
 
 // Most a ticked policy's refill and reach (capacity × unit) may be, as ticked.lua
 // checks: every TAT until the year 2109 then fits below 2^52 units.
@@ -99,6 +127,7 @@ type scripts struct {
 	byAlgorithm map[core.Algorithm]*script
 	single      map[core.Algorithm]*script
 	ticked      map[core.Algorithm]*script // the shared lean scripts of ticked policies
+	counted     *script                    // the shared lean script of counted fixed windows
 	mixed       *script
 	release     *script
 }
@@ -118,6 +147,7 @@ func loadScripts() scripts {
 	for a, files := range tickedFiles {
 		s.ticked[a] = newLeanFilesScript(files)
 	}
+	s.counted = newLeanFilesScript(countedFiles)
 	var all []string
 	for _, a := range core.Algorithms {
 		s.byAlgorithm[a] = newScript(join(algorithmFiles[a]))
@@ -153,6 +183,10 @@ func (s *scripts) leanFor(p *core.Policy) *script {
 	case core.GCRA, core.LeakyBucket:
 		if ticked(alg, p.TokenUnit(), p.RefillPerMilli(), p.Capacity()) {
 			return s.ticked[alg]
+		}
+	case core.FixedWindow:
+		if countedStride(p.Limit(), p.PeriodMillis()) != 0 {
+			return s.counted
 		}
 	}
 	return s.single[alg]

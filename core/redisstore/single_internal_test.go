@@ -60,7 +60,7 @@ func FuzzSingleArguments(f *testing.F) {
 		"1767225600000 1 99999999999999999 1000 1",
 		"1767225600000 1 10 1000 1 7",
 	} {
-		for alg := range len(leanAlgorithms) + len(tickedFiles) {
+		for alg := range len(leanAlgorithms) + len(tickedFiles) + 1 {
 			f.Add(seed, alg)
 		}
 	}
@@ -78,13 +78,14 @@ func FuzzSingleArguments(f *testing.F) {
 }
 
 // allLeanScripts are the shared lean scripts of every algorithm in leanAlgorithms'
-// order, then the ticked ones of GCRA and the leaky bucket.
+// order, then the ticked ones of GCRA and the leaky bucket, then the counted fixed
+// window's.
 func allLeanScripts(s scripts) []*script {
 	var all []*script
 	for _, alg := range leanAlgorithms {
 		all = append(all, s.single[alg])
 	}
-	return append(all, s.ticked[core.GCRA], s.ticked[core.LeakyBucket])
+	return append(all, s.ticked[core.GCRA], s.ticked[core.LeakyBucket], s.counted)
 }
 
 // leanReplyLength reports whether a lean script may reply with n integers.

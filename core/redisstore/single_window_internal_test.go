@@ -1,8 +1,10 @@
 package redisstore
 
 import (
+	"math"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -17,6 +19,7 @@ var windowAlgorithms = []core.Algorithm{core.FixedWindow, core.SlidingWindow}
 func FuzzSingleWindowMatchesDecide(f *testing.F) {
 	const t0 = 1767225600000 // a multiple of every period below
 	w := func(ms int64) string { return strconv.FormatInt((t0+ms)/1000, 10) }
+	c := func(ms, count int64) string { return strconv.FormatInt((t0+ms)/1000*16+count, 10) }
 	for _, seed := range []struct {
 		alg                 int // 0 fixed window, 1 sliding window
 		limit, period, cost int64
@@ -47,6 +50,23 @@ func FuzzSingleWindowMatchesDecide(f *testing.F) {
 		{1, 10, 1000, 0, t0, 0, ""},
 		{1, 10, 1000, 11, t0, 0, ""},
 		{0, 0, 1000, 1, t0, 0, ""},
+		// counted states (lua/counted.lua): window × stride + count, a stride of 16 for a limit of 10
+		{0, 10, 1000, 1, t0 + 500, 0, c(0, 9)},
+		{0, 10, 1000, 2, t0 + 500, 0, c(0, 9)},
+		{0, 10, 1000, 2, t0 + 500, 0, c(-1000, 10)},
+		{0, 10, 1000, 2, t0 + 500, 0, c(5000, 3)}, // the clock behind the stored window
+		{0, 10, 1000, 10, t0 + 999, 7, c(0, 0)},
+		{0, 10, 1000, 1, t0, 0, c(0, 11)},
+		{0, 10, 1000, 1, t0, 0, "0"},
+		{0, 10, 1000, 1, 500, 0, "0"}, // the first window, where a missing key counts as "0"
+		{0, 10, 1000, 1, 500, 0, "3"},
+		{0, 10, 1000, 1, t0, 0, "-16"},
+		{0, 10, 1000, 1, t0, 0, "9007199254740960"},
+		{0, 10, 1000, 1, t0, 0, "99999999999999999999"},
+		{0, 1, 1, 1, t0, 0, strconv.FormatInt(t0*2, 10)},
+		{0, 1, 1, 1, 1 << 49, 0, ""},
+		{0, 1 << 20, 1000, 1, t0, 0, ""},
+		{0, 1<<20 - 1, 1000, 1 << 19, t0, 0, c(0, 1<<19)},
 	} {
 		f.Add(seed.alg, seed.limit, seed.period, seed.cost, seed.now, seed.margin, seed.state)
 	}
@@ -55,15 +75,51 @@ func FuzzSingleWindowMatchesDecide(f *testing.F) {
 	f.Fuzz(func(t *testing.T, algIndex int, limit, period, cost, now, margin int64, state string) {
 		server.FlushAll()
 		alg := windowAlgorithms[uint(algIndex)%uint(len(windowAlgorithms))]
-		if state != "" {
-			server.Set("lean", state)
-			server.Set("general", state)
-			server.Set("baked", state)
+		shared := scripts.single[alg]
+		stride := int64(0)
+		if alg == core.FixedWindow {
+			stride = countedStride(limit, period)
 		}
-		lean := []any{"eval", scripts.single[alg].source, 1, "lean", now, margin, limit, period, cost}
+		if stride != 0 {
+			shared = scripts.counted
+			if _, err := strconv.Atoi(state); err == nil && !canonicalInteger(state) {
+				t.Skip("miniredis's INCRBY reads integers as strconv.Atoi does (a sign, leading zeros), Redis's INCRBY and the decide script only canonical digits; the store never writes such text")
+			}
+			if value, err := strconv.ParseInt(state, 10, 64); err == nil && value >= 0 && (value/stride+1)*period+margin-now > int64(math.MaxInt64/time.Millisecond) {
+				t.Skip("the state's window ends more than 292 years after now: miniredis keeps a TTL as a time.Duration, which cannot hold it (Redis can)")
+			}
+		}
+		if state != "" {
+			for _, key := range []string{"lean", "general", "baked"} {
+				server.Set(key, state)
+				if stride == 0 {
+					continue
+				}
+				if ttl := countedStateTTL(state, stride, period, now, margin); ttl > 0 {
+					server.SetTTL(key, ttl)
+				}
+			}
+		}
+		lean := []any{"eval", shared.source, 1, "lean", now, margin, limit, period, cost}
 		spec := "fuzz " + algorithmCode(alg) + " " + strconv.FormatInt(limit, 10) + " " + strconv.FormatInt(period, 10)
 		general := []any{"eval", scripts.byAlgorithm[alg].source, 1, "general", modeCharge, now, margin, spec, cost, 0}
 		leanReply, leanErr := checkLeanMatchesDecide(t, server, client, lean, general)
 		checkBakedMatchesLean(t, server, client, bakedLean(alg, margin, []int64{limit, period}, true), cost, now, leanReply, leanErr)
 	})
+}
+
+// countedStateTTL is the TTL that the store's writes give a counted state (a valid
+// one: 0 otherwise) at now, as lua/fixedwindow_counted.lua and lua/fixedwindow.lua
+// compute it: until its window ends, plus the margin. A key that a write left with a
+// TTL that has run out by now would be gone; 0 then too.
+func countedStateTTL(state string, stride, period, now, margin int64) time.Duration {
+	value, err := strconv.ParseInt(state, 10, 64)
+	if err != nil || !canonicalInteger(state) || value < 0 || value > 1<<53 {
+		return 0
+	}
+	ms := (value/stride+1)*period + margin - now
+	if ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }

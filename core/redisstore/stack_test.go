@@ -88,7 +88,9 @@ func TestLoginStackAllOrNothingConcurrently(t *testing.T) {
 			}
 			count := int64(0)
 			if v, err := client.Get(ctx, store.Key(subnet, "203.0.113")).Result(); err == nil {
-				count, _ = strconv.ParseInt(strings.Fields(v)[1], 10, 64)
+				if _, count, err = redisstore.FixedWindowState(subnet, v); err != nil {
+					t.Fatalf("subnet window state %q: %v", v, err)
+				}
 			}
 			if count != total {
 				t.Errorf("subnet window counts %d, admitted stacks %d", count, total)

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,5 +83,37 @@ func TestCountedWindowSetsItsTTLOncePerWindow(t *testing.T) {
 	}
 	if window, count, err := redisstore.FixedWindowState(p, client.Get(ctx, key).Val()); err != nil || window != start/1000+1 || count != 1 {
 		t.Fatalf("window %d, count %d (%v), want %d and 1", window, count, err, start/1000+1)
+	}
+}
+
+// TestCountedBatchKeepsEachWindow: in a batch, each decision of a counted fixed window
+// reports its own key's window. A key whose state lies in a later window (written by
+// a clock ahead of this one) counts in that window, and the key decided after it in
+// the same batch still reports the end of the batch instant's window.
+func TestCountedBatchKeepsEachWindow(t *testing.T) {
+	client := standaloneClient(t)
+	var ms atomic.Int64
+	store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()), batching,
+		redisstore.WithClock(func() time.Time { return time.UnixMilli(ms.Load()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ctx := context.Background()
+	p := core.MustPolicy("counted-batch-windows", core.FixedWindow, core.PerSecond(10))
+	start := int64(1_767_225_600_000)
+	ms.Store(start + 5_000) // a clock ahead: ann's state lies in the window of start+5s
+	if res, err := store.Decide(ctx, core.Request{Policy: p, Key: "ann"}); err != nil || !res.Allowed {
+		t.Fatalf("ann ahead: %+v %v", res, err)
+	}
+	ms.Store(start + 250)
+	got, errs := redisstore.FlushBatch(store, ctx, []core.Request{{Policy: p, Key: "ann"}, {Policy: p, Key: "ben"}})
+	for i, want := range []struct {
+		remaining int64
+		reset     time.Duration
+	}{{8, 5750 * time.Millisecond}, {9, 750 * time.Millisecond}} {
+		if errs[i] != nil || !got[i].Allowed || got[i].Remaining != want.remaining || got[i].ResetAfter != want.reset {
+			t.Errorf("decision %d: %+v %v, want admitted, %d remaining, reset after %v", i, got[i], errs[i], want.remaining, want.reset)
+		}
 	}
 }

@@ -30,6 +30,9 @@ if old < 0 or count > limit or old + stride + stride > 9007199254740992 then
   redis.call('DECRBY', KEYS[1], cost_arg)
   return redis.error_reply('RATELIMIT malformed state')
 end
+-- resets: the ms until the state's window ends. (The prologue's locals are shared by
+-- every decision of a batch, so the body never assigns them.)
+local resets = until_end
 if old >= base and old ~= 0 then
   if old >= base + stride then -- a later window: the clock lies behind it
     local later = (old - count) / stride
@@ -37,15 +40,15 @@ if old >= base and old ~= 0 then
       redis.call('DECRBY', KEYS[1], cost_arg)
       return redis.error_reply('RATELIMIT malformed state')
     end
-    until_end = (later + 1) * period - now
+    resets = (later + 1) * period - now
   end
   if count + cost > limit then
     redis.call('DECRBY', KEYS[1], cost_arg)
-    return {0, limit - count, until_end, until_end}
+    return {0, limit - count, resets, resets}
   end
   count = count + cost
 else
   count = cost
   redis.call('SET', KEYS[1], base + cost, 'PX', until_end + margin)
 end
-local left, resets, waits = limit - count, until_end, 0 -- the admission's reply fields
+local left, waits = limit - count, 0 -- the admission's reply fields, with resets

@@ -49,15 +49,7 @@ func TestCountedWindowSetsItsTTLOncePerWindow(t *testing.T) {
 	p := core.MustPolicy("counted-window", core.FixedWindow, core.PerSecond(1000))
 	key := store.Key(p, "bob")
 	start := int64(1_767_225_600_000) // a window starts here
-	decide := func(at int64, n int) {
-		t.Helper()
-		ms.Store(at)
-		for i := 0; i < n; i++ {
-			if res, err := store.Decide(ctx, core.Request{Policy: p, Key: "bob"}); err != nil || !res.Allowed {
-				t.Fatalf("at %d: %+v %v", at, res, err)
-			}
-		}
-	}
+	decide := admitAt(t, store, ms, p, "bob")
 	calls := func() (sets, incrbys, others int64) {
 		return commandCalls(t, client, "set"), commandCalls(t, client, "incrby"),
 			commandCalls(t, client, "get") + commandCalls(t, client, "pexpire") + commandCalls(t, client, "decrby")

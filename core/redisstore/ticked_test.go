@@ -37,6 +37,20 @@ func expireTime(t *testing.T, client *redis.Client, key string) time.Duration {
 	return at
 }
 
+// admitAt returns a function that sets the store's clock to at (ms since the epoch)
+// and makes n decisions of p for key, each of which must be admitted.
+func admitAt(t *testing.T, store *redisstore.Store, ms *atomic.Int64, p core.Policy, key string) func(at int64, n int) {
+	return func(at int64, n int) {
+		t.Helper()
+		ms.Store(at)
+		for i := 0; i < n; i++ {
+			if res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: key}); err != nil || !res.Allowed {
+				t.Fatalf("%s at %d: %+v %v", key, at, res, err)
+			}
+		}
+	}
+}
+
 // TestTickedRefusalLeavesStateAsItWas: a refusal of a ticked policy's lean script
 // charges with INCRBY and takes it back with DECRBY; the key's value and its absolute
 // expiry stay exactly as they were, and the decisions after it are the memory store's.
@@ -83,15 +97,7 @@ func TestTickedKeyRenewsItsTTLOncePerGranule(t *testing.T) {
 	}
 	key := store.Key(p, "bob")
 	start := int64(1_767_225_600_512) / 1024 * 1024 // a granule starts at start
-	decide := func(at int64, n int) {
-		t.Helper()
-		ms.Store(at)
-		for i := 0; i < n; i++ {
-			if res, err := store.Decide(ctx, core.Request{Policy: p, Key: "bob"}); err != nil || !res.Allowed {
-				t.Fatalf("at %d: %+v %v", at, res, err)
-			}
-		}
-	}
+	decide := admitAt(t, store, ms, p, "bob")
 	counts := func() (sets, expires int64) {
 		return commandCalls(t, client, "set"), commandCalls(t, client, "pexpire")
 	}

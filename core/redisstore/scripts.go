@@ -25,13 +25,14 @@ var algorithmFiles = map[core.Algorithm][]string{
 
 // leanFiles are the Lua files of a lean script: its prologue, which depends on the
 // arguments alone (quot.lua, then the arguments' files: single.lua for the buckets or
-// single_window.lua for the windows, and ticked.lua and ticked_args.lua for ticked
-// policies; then
-// the instant: single_now.lua, and ticked_now.lua), and its body, which reads the state
-// (single_state.lua, batch_state.lua in the batch form; ticked_state.lua), runs the
-// algorithm's load, step and commit inlined, writes (single_write.lua;
-// ticked_write.lua) and replies (single_reply.lua; batch_reply.lua in the batch form).
-// args counts the arguments' files, which a policy's own script replaces (baked.go).
+// single_window.lua for the windows, with ticked.lua and ticked_args.lua for ticked
+// policies or counted.lua and counted_args.lua for counted ones; then the instant:
+// single_now.lua, and ticked_now.lua or counted_now.lua), and its body, which reads
+// the state (single_state.lua, batch_state.lua in the batch form; charge_in_place.lua
+// for the ticked and counted ones), runs the algorithm's load, step and commit
+// inlined, writes (single_write.lua; ticked_write.lua) and replies (single_reply.lua;
+// batch_reply.lua in the batch form). args counts the arguments' files, which a
+// policy's own script replaces (baked.go).
 type leanFiles struct {
 	prologue, body []string
 	args           int
@@ -52,14 +53,14 @@ var singleFiles = map[core.Algorithm]leanFiles{
 // GCRA and the leaky bucket (see ticked), whose state INCRBY charges in place. Their
 // batch form runs the same body: it reads no state that it could skip.
 var tickedFiles = map[core.Algorithm]leanFiles{
-	core.GCRA:        {tickedPrologue, []string{"ticked_state.lua", "gcra_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
-	core.LeakyBucket: {tickedPrologue, []string{"ticked_state.lua", "leakybucket_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
+	core.GCRA:        {tickedPrologue, []string{"charge_in_place.lua", "ticked_state.lua", "gcra_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
+	core.LeakyBucket: {tickedPrologue, []string{"charge_in_place.lua", "ticked_state.lua", "leakybucket_ticked.lua", "ticked_write.lua", "single_reply.lua"}, 3},
 }
 
 // countedFiles is the lean script of one charge on one key for the counted policies
 // of the fixed window (see countedStride), whose state INCRBY charges in place. Its
 // batch form runs the same body.
-var countedFiles = leanFiles{countedPrologue, []string{"fixedwindow_counted.lua", "single_reply.lua"}, 3}
+var countedFiles = leanFiles{countedPrologue, []string{"charge_in_place.lua", "fixedwindow_counted.lua", "single_reply.lua"}, 3}
 
 // The prologues of the buckets', the ticked buckets', the windows' and the counted
 // fixed window's lean scripts (see leanFiles).

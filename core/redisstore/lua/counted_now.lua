@@ -15,3 +15,6 @@ local base, until_end = window * stride, (window + 1) * period - now
 if base + stride + stride > 9007199254740992 then -- 2^53
   return redis.error_reply('RATELIMIT malformed arguments: now')
 end
+-- delta: the charge for charge_in_place.lua, as the caller sent it, which Redis reads
+-- without a conversion from a Lua number.
+local delta, most_state = cost_arg, 9007199254740992

@@ -1,5 +1,5 @@
 -- fixedwindow_counted.lua: one fixed window charge on a counted state (counted.lua;
--- fixedwindow.lua's load, step and commit, inlined), after counted_now.lua.
+-- fixedwindow.lua's load, step and commit, inlined), after charge_in_place.lua.
 -- single_reply.lua (batch_reply.lua in the batch form) follows.
 --
 -- INCRBY adds the charge to the stored state as if it were admitted in the state's
@@ -9,25 +9,11 @@
 -- DECRBY, leaving value and TTL as they were. A state of an earlier window (or a
 -- missing key, which counts as 0) is written anew, window × stride + cost, with its
 -- TTL. A state of a later window (a clock behind it) still counts in that window.
--- cost_arg is the argument as the caller sent it, which Redis reads without a
--- conversion from a Lua number.
 
-local charged = redis.pcall('INCRBY', KEYS[1], cost_arg)
-if type(charged) == 'table' then
-  -- INCRBY refused the stored value (not an integer, out of range, another type) or
-  -- the argument; it wrote nothing. GET tells them apart.
-  local state = redis.pcall('GET', KEYS[1])
-  if type(state) == 'table' then
-    return redis.error_reply('RATELIMIT ' .. state.err)
-  elseif state and not ((state == '0' or string.match(state, '^[1-9]%d*$')) and state + 0 <= 9007199254740992) then
-    return redis.error_reply('RATELIMIT malformed state')
-  end
-  return redis.error_reply('RATELIMIT malformed arguments')
-end
 local old = charged - cost -- the stored state: exact for a valid one, below 2^53
 local count = old % stride
 if old < 0 or count > limit or old + stride + stride > 9007199254740992 then
-  redis.call('DECRBY', KEYS[1], cost_arg)
+  redis.call('DECRBY', KEYS[1], delta)
   return redis.error_reply('RATELIMIT malformed state')
 end
 -- resets: the ms until the state's window ends. (The prologue's locals are shared by
@@ -37,13 +23,13 @@ if old >= base and old ~= 0 then
   if old >= base + stride then -- a later window: the clock lies behind it
     local later = (old - count) / stride
     if later * period > 1125899906842624 then -- a window beyond 2^50 ms
-      redis.call('DECRBY', KEYS[1], cost_arg)
+      redis.call('DECRBY', KEYS[1], delta)
       return redis.error_reply('RATELIMIT malformed state')
     end
     resets = (later + 1) * period - now
   end
   if count + cost > limit then
-    redis.call('DECRBY', KEYS[1], cost_arg)
+    redis.call('DECRBY', KEYS[1], delta)
     return {0, limit - count, resets, resets}
   end
   count = count + cost

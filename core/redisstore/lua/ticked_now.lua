@@ -7,3 +7,6 @@ local reach, need, nowu = capacity * unit, cost * unit, now * refill
 if nowu + reach + refill > 4503599627370496 then -- 2^52
   return redis.error_reply('RATELIMIT malformed arguments: now')
 end
+-- delta: the charge in units for charge_in_place.lua, as the caller sent it when the
+-- unit is 1, which Redis reads without a conversion from a Lua number.
+local delta, most_state = unit == 1 and cost_arg or need, 4503599627370496

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"time"
+)
+
+//go:embed report.html.tmpl
+var reportTemplateText string
+
+// The colours of the chart's series; the browser test looks for them.
+const (
+	admittedColor = "#2f6fdb"
+	refusedColor  = "#e0452b"
+)
+
+// Geometry of the chart, in SVG user units (CSS pixels at 100% zoom).
+const (
+	chartWidth   = 1000
+	chartHeight  = 320
+	chartLeft    = 64 // room for the y labels
+	chartRight   = 16
+	chartTop     = 16
+	chartBottom  = 40 // room for the x labels
+	plotWidth    = chartWidth - chartLeft - chartRight
+	plotHeight   = chartHeight - chartTop - chartBottom
+	maxTimeTicks = 8
+)
+
+// reportPage is what the report's template shows.
+type reportPage struct {
+	Policy, Key, Format, Span, Interval string
+	Requests, Admitted, Refused         int64
+	AdmittedShare, RefusedShare         string
+	Keys                                int
+	BadLines, LateLines                 int64
+	AdmittedColor, RefusedColor         string
+	Chart                               chart
+	TopKeys                             []reportKey
+}
+
+type reportKey struct {
+	Key               string
+	Requests, Refused int64
+	Share             string
+}
+
+// chart is the stacked bar chart of admitted and refused requests per interval.
+type chart struct {
+	Width, Height, Left, Top, PlotWidth, PlotHeight, Bottom int
+	Bars                                                    []chartBar
+	YTicks                                                  []chartTick
+	XTicks                                                  []chartTick
+}
+
+// chartBar is one interval: its admitted part at the bottom, refused on top.
+type chartBar struct {
+	X, Width                  float64
+	AdmittedY, AdmittedHeight float64
+	RefusedY, RefusedHeight   float64
+	Title                     string
+}
+
+type chartTick struct {
+	Position float64
+	Label    string
+}
+
+var reportTemplate = template.Must(template.New("report").Parse(reportTemplateText))
+
+// writeReportFile writes the HTML report of a replay to path.
+func writeReportFile(path string, t *tally, cfg config) error {
+	var b bytes.Buffer
+	if err := reportTemplate.Execute(&b, newReportPage(t, cfg)); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func newReportPage(t *tally, cfg config) reportPage {
+	page := reportPage{
+		Policy:        t.policy.String(),
+		Format:        cfg.format,
+		Requests:      t.requests,
+		Admitted:      t.admitted,
+		Refused:       t.refused(),
+		AdmittedShare: percent(t.admitted, t.requests),
+		RefusedShare:  percent(t.refused(), t.requests),
+		Keys:          len(t.keys),
+		BadLines:      t.badLines,
+		LateLines:     t.lateLines,
+		AdmittedColor: admittedColor,
+		RefusedColor:  refusedColor,
+		Interval:      intervalWidths[t.intervals.width].String(),
+		Chart:         newChart(&t.intervals),
+	}
+	if cfg.format != "csv" {
+		page.Key = cfg.key.String()
+	}
+	if t.requests > 0 {
+		page.Span = timeSpan(t.firstMs, t.lastMs)
+	}
+	for _, k := range t.mostRefused(topKeys) {
+		page.TopKeys = append(page.TopKeys, reportKey{Key: k.key, Requests: k.requests, Refused: k.refused, Share: percent(k.refused, k.requests)})
+	}
+	return page
+}
+
+func newChart(iv *intervals) chart {
+	c := chart{Width: chartWidth, Height: chartHeight, Left: chartLeft, Top: chartTop,
+		PlotWidth: plotWidth, PlotHeight: plotHeight, Bottom: chartTop + plotHeight}
+	n := len(iv.counts)
+	if n == 0 {
+		return c
+	}
+	var peak int64
+	for _, count := range iv.counts {
+		peak = max(peak, count.admitted+count.refused)
+	}
+	step := niceStep(peak)
+	top := max(step, (peak+step-1)/step*step)
+	for v := int64(0); v <= top; v += step {
+		c.YTicks = append(c.YTicks, chartTick{Position: chartTop + plotHeight - float64(v)/float64(top)*plotHeight, Label: fmt.Sprint(v)})
+	}
+	slot := float64(plotWidth) / float64(n)
+	gap := math.Min(2, slot/5)
+	width := iv.widthMs()
+	for i, count := range iv.counts {
+		admittedHeight := float64(count.admitted) / float64(top) * plotHeight
+		refusedHeight := float64(count.refused) / float64(top) * plotHeight
+		base := float64(chartTop + plotHeight)
+		start := time.UnixMilli(iv.start(i)).UTC()
+		c.Bars = append(c.Bars, chartBar{
+			X: round2(chartLeft + float64(i)*slot + gap/2), Width: round2(slot - gap),
+			AdmittedY: round2(base - admittedHeight), AdmittedHeight: round2(admittedHeight),
+			RefusedY: round2(base - admittedHeight - refusedHeight), RefusedHeight: round2(refusedHeight),
+			Title: fmt.Sprintf("%s UTC +%v: %d admitted, %d refused", start.Format("2006-01-02 15:04:05"),
+				time.Duration(width)*time.Millisecond, count.admitted, count.refused),
+		})
+	}
+	every := max(1, (n+maxTimeTicks-1)/maxTimeTicks)
+	layout := timeLabelLayout(iv)
+	for i := 0; i < n; i += every {
+		c.XTicks = append(c.XTicks, chartTick{Position: round2(chartLeft + float64(i)*slot),
+			Label: time.UnixMilli(iv.start(i)).UTC().Format(layout)})
+	}
+	return c
+}
+
+// niceStep returns a step of 1, 2 or 5 times a power of ten that divides 0..peak
+// into at most five parts.
+func niceStep(peak int64) int64 {
+	for magnitude := int64(1); ; magnitude *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if step := m * magnitude; step*5 >= peak || magnitude > math.MaxInt64/100 {
+				return step
+			}
+		}
+	}
+}
+
+// timeLabelLayout picks how the x axis names times, from the interval width and
+// the span.
+func timeLabelLayout(iv *intervals) string {
+	width := intervalWidths[iv.width]
+	first := time.UnixMilli(iv.start(0)).UTC()
+	last := time.UnixMilli(iv.start(len(iv.counts) - 1)).UTC()
+	sameDay := first.Format("2006-01-02") == last.Format("2006-01-02")
+	switch {
+	case width >= 24*time.Hour:
+		return "2006-01-02"
+	case width < time.Minute && sameDay:
+		return "15:04:05"
+	case sameDay:
+		return "15:04"
+	}
+	return "01-02 15:04"
+}
+
+func round2(x float64) float64 { return math.Round(x*100) / 100 }

@@ -32,7 +32,10 @@ const combinedTimeLayout = "02/Jan/2006:15:04:05 -0700"
 func parseCombined(line []byte) (combinedEntry, error) {
 	var e combinedEntry
 	var ok bool
-	if e.host, line, ok = cutByte(line, ' '); !ok || len(e.host) == 0 {
+	if e.host, line, ok = cutByte(line, ' '); !ok {
+		return e, errors.New("not in the combined log format")
+	}
+	if len(e.host) == 0 {
 		return e, errors.New("no client address")
 	}
 	if e.ident, line, ok = cutByte(line, ' '); !ok {
@@ -56,8 +59,11 @@ func parseCombined(line []byte) (combinedEntry, error) {
 	if len(line) == 0 || line[0] != ' ' {
 		return e, errors.New("no status after the request")
 	}
-	if e.status, line, _ = cutByte(line[1:], ' '); !isStatus(e.status) {
+	if e.status, line, ok = cutByte(line[1:], ' '); !isStatus(e.status) {
 		return e, errors.New("the status is not 3 digits")
+	}
+	if !ok {
+		return e, errors.New("no size after the status")
 	}
 	e.size, line, _ = cutByte(line, ' ')
 	if !isSize(e.size) {

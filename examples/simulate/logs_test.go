@@ -312,3 +312,8 @@ func TestProgressIsThrottled(t *testing.T) {
 		t.Errorf("progress although no wall time passed:\n%s", stderr.String())
 	}
 }
+
+// runQuiet runs the command and returns its error.
+func runQuiet(input []byte, args ...string) error {
+	return run(context.Background(), args, bytes.NewReader(input), &bytes.Buffer{}, &bytes.Buffer{})
+}

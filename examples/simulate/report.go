@@ -142,8 +142,8 @@ func newChart(iv *intervals) chart {
 			X: round2(chartLeft + float64(i)*slot + gap/2), Width: round2(slot - gap),
 			AdmittedY: round2(base - admittedHeight), AdmittedHeight: round2(admittedHeight),
 			RefusedY: round2(base - admittedHeight - refusedHeight), RefusedHeight: round2(refusedHeight),
-			Title: fmt.Sprintf("%s UTC +%v: %d admitted, %d refused", start.Format("2006-01-02 15:04:05"),
-				time.Duration(width)*time.Millisecond, count.admitted, count.refused),
+			Title: fmt.Sprintf("%s to %s UTC: %d admitted, %d refused", start.Format("2006-01-02 15:04:05"),
+				start.Add(time.Duration(width)*time.Millisecond).Format("15:04:05"), count.admitted, count.refused),
 		})
 	}
 	every := max(1, (n+maxTimeTicks-1)/maxTimeTicks)

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// writeSampleReport replays the sample combined log with a policy that refuses
+// the scraper and the IPv6 rotator, and returns the report's path.
+func writeSampleReport(t *testing.T, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.html")
+	if len(args) == 0 {
+		args = []string{"-algorithm", "sliding_window", "-limit", "60", "-period", "1m"}
+	}
+	simulate(t, readSample(t, "access.log"), append(args, "-format", "combined", "-report", path)...)
+	return path
+}
+
+func TestReportShowsThePolicyTheSpanTheChartAndTheKeys(t *testing.T) {
+	html, err := os.ReadFile(writeSampleReport(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	for _, want := range []string{
+		"simulated: sliding_window 60/1m0s",
+		"2026-11-20 09:00:01 to 09:09:59 UTC (9m58s)",
+		"723 from 6 keys",
+		"491</span> (67.9%)", "232</span> (32.1%)",
+		"per 10s interval",
+		"<td>ip:203.0.113.66</td><td>300</td><td>172</td><td>57.3%</td>",
+		"<td>ip6:2001:db8:abcd:12::/64</td><td>120</td><td>60</td><td>50.0%</td>",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	// Ten minutes in 10 s intervals: 60 bars, each an admitted and a refused rect.
+	if n := strings.Count(page, `fill="`+admittedColor+`"`); n != 60 {
+		t.Errorf("%d admitted bars, want 60", n)
+	}
+	if n := strings.Count(page, `fill="`+refusedColor+`"`); n != 60 {
+		t.Errorf("%d refused bars, want 60", n)
+	}
+	if !regexp.MustCompile(`<title>2026-11-20 09:02:40 to 09:02:50 UTC: \d+ admitted, \d+ refused</title>`).MatchString(page) {
+		t.Errorf("the bars have no hover titles")
+	}
+}
+
+// The report is one file that opens offline: no scripts, and nothing loaded from
+// anywhere (the only URL is the SVG namespace, which is a name, not a fetch).
+func TestReportIsSelfContained(t *testing.T) {
+	html, err := os.ReadFile(writeSampleReport(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := strings.ReplaceAll(string(html), `xmlns="http://www.w3.org/2000/svg"`, "")
+	for _, banned := range []string{"<script", "src=", "href=", "url(", "@import", "@font-face", "http:", "https:", "<link", "<img", "<iframe"} {
+		if strings.Contains(strings.ToLower(page), banned) {
+			t.Errorf("the report holds %q", banned)
+		}
+	}
+}
+
+// Keys come from the log, which anyone can write into: they are escaped.
+func TestReportEscapesKeys(t *testing.T) {
+	jsonl := `{"time":1,"k":"<script>alert(1)</script>"}` + "\n" + `{"time":1,"k":"<script>alert(1)</script>"}` + "\n"
+	path := filepath.Join(t.TempDir(), "r.html")
+	simulate(t, []byte(jsonl), "-format", "jsonl", "-key", "field:k", "-limit", "1", "-burst", "1", "-report", path)
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(html), "<script>") || !strings.Contains(string(html), "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the key is not escaped:\n%s", html)
+	}
+}
+
+func TestReportOfAnEmptyLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.html")
+	simulate(t, []byte("garbage\n"), "-format", "combined", "-report", path)
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no requests", "No key was refused.", "<dt>Unreadable lines</dt><dd>1, skipped</dd>"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
+func TestReportToAFileThatCannotBeWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing", "r.html")
+	err := runQuiet([]byte(`{"time":1,"ip":"203.0.113.9"}`), "-format", "jsonl", "-report", path)
+	if err == nil || !strings.Contains(err.Error(), "report:") {
+		t.Errorf("error %v", err)
+	}
+}

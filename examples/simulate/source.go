@@ -89,10 +89,11 @@ func (s *combinedSource) next() (row, error) {
 
 // jsonSource reads a JSON-lines log.
 type jsonSource struct {
-	lines  *lineReader
-	key    keySpec
-	keys   keyMaker
-	policy core.Policy
+	lines   *lineReader
+	members []jsonMember // reused from line to line
+	key     keySpec
+	keys    keyMaker
+	policy  core.Policy
 }
 
 func (s *jsonSource) next() (row, error) {
@@ -100,10 +101,11 @@ func (s *jsonSource) next() (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	e, err := parseJSONLine(text)
+	e, err := parseJSONLine(text, s.members)
 	if err != nil {
 		return row{}, &badLine{line: n, reason: err.Error()}
 	}
+	s.members = e.members
 	r := row{line: n}
 	if r.at, err = e.millis(); err != nil {
 		return row{}, &badLine{line: n, reason: err.Error()}

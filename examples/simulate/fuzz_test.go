@@ -142,7 +142,7 @@ func FuzzParseJSONLine(f *testing.F) {
 	})
 }
 
-var badLinesReported = regexp.MustCompile(`(\d+) lines could not be read`)
+var badLinesReported = regexp.MustCompile(`(\d+) lines? could not be read`)
 
 // Whatever a log holds, a replay does not fail or panic, and every line that is
 // not blank is either decided or counted as unreadable.

@@ -214,8 +214,8 @@ func TestBadLinesAreCountedAndNamed(t *testing.T) {
 	if rows := bytes.Count(out, []byte("\n")) - 1; rows != 4 {
 		t.Errorf("%d decisions, want the 4 good lines", rows)
 	}
-	for _, want := range []string{"7 lines could not be read and were skipped", "  line 2: not in the combined log format", "  line 4: no size after the status",
-		`  line 6: "host.example.com" is not an IP address`, "  line 7: the time is not like", "  line 9: longer than 64 KiB", "  and 2 more", "4 requests from 1 keys"} {
+	for _, want := range []string{"7 lines could not be read and skipped", "  line 2: not in the combined log format", "  line 4: no size after the status",
+		`  line 6: "host.example.com" is not an IP address`, "  line 7: the time is not like", "  line 9: longer than 64 KiB", "  and 2 more", "4 requests from 1 key,"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -246,7 +246,7 @@ func TestLinesOutOfOrderAreDecidedAtTheLatestTime(t *testing.T) {
 	if !strings.Contains(string(out), "\n5000,ip:203.0.113.9,1,1,8,") || strings.Contains(string(out), "\n3000,") {
 		t.Errorf("decisions %q: want every row at 5000", out)
 	}
-	if !strings.Contains(stderr, "2 lines were earlier than a line before them (by up to 2s)") {
+	if !strings.Contains(stderr, "2 lines earlier than a line before them (by up to 2s), decided at that line's time") {
 		t.Errorf("summary %q", stderr)
 	}
 }

@@ -16,7 +16,7 @@ func writeSummary(w io.Writer, t *tally) {
 	if t.requests == 0 {
 		b.WriteString("0 requests\n")
 	} else {
-		fmt.Fprintf(&b, "%d requests from %d keys, %s\n", t.requests, len(t.keys), timeSpan(t.firstMs, t.lastMs))
+		fmt.Fprintf(&b, "%s from %s, %s\n", count(t.requests, "request"), count(int64(len(t.keys)), "key"), timeSpan(t.firstMs, t.lastMs))
 		fmt.Fprintf(&b, "%d admitted (%s), %d refused (%s)\n",
 			t.admitted, percent(t.admitted, t.requests), t.refused(), percent(t.refused(), t.requests))
 	}
@@ -31,11 +31,11 @@ func writeSummary(w io.Writer, t *tally) {
 		}
 	}
 	if t.lateLines > 0 {
-		fmt.Fprintf(&b, "%d lines were earlier than a line before them (by up to %v) and were decided at that line's time\n",
-			t.lateLines, time.Duration(t.maxLateMs)*time.Millisecond)
+		fmt.Fprintf(&b, "%s earlier than a line before them (by up to %v), decided at that line's time\n",
+			count(t.lateLines, "line"), time.Duration(t.maxLateMs)*time.Millisecond)
 	}
 	if t.badLines > 0 {
-		fmt.Fprintf(&b, "%d lines could not be read and were skipped (-strict stops at the first):\n", t.badLines)
+		fmt.Fprintf(&b, "%s could not be read and skipped (-strict stops at the first):\n", count(t.badLines, "line"))
 		for _, l := range t.badSamples {
 			fmt.Fprintf(&b, "  line %d: %s\n", l.line, l.reason)
 		}
@@ -59,6 +59,14 @@ func timeSpan(firstMs, lastMs int64) string {
 
 // trimMillis drops a ".000" that says nothing.
 func trimMillis(s string) string { return strings.TrimSuffix(s, ".000") }
+
+// count formats n things: "1 key", "3 keys".
+func count(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
 
 // percent formats part/whole as "12.5%".
 func percent(part, whole int64) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -200,21 +201,21 @@ func (e jsonEntry) value(name string) (v string, ok bool, err error) {
 	if !ok || isNull(raw) {
 		return "", false, nil
 	}
-	return textOf(raw, "field "+strconv.Quote(name))
+	return textOf(raw, "field", name)
 }
 
-// textOf returns a JSON value as text, or an error naming what for an object or
-// an array.
-func textOf(raw []byte, what string) (string, bool, error) {
+// textOf returns a JSON value as text, or an error naming the field or header
+// (kind) for an object or an array.
+func textOf(raw []byte, kind, name string) (string, bool, error) {
 	switch raw[0] {
 	case '"':
 		s, err := jsonString(raw)
 		if err != nil {
-			return "", false, errors.New(what + ": " + shortJSONError(err))
+			return "", false, fmt.Errorf("%s %q: %s", kind, name, shortJSONError(err))
 		}
 		return s, true, nil
 	case '{', '[':
-		return "", false, errors.New(what + " is an object or an array, not a value")
+		return "", false, fmt.Errorf("%s %q is an object or an array, not a value", kind, name)
 	}
 	return string(raw), true, nil
 }
@@ -254,11 +255,10 @@ func (e jsonEntry) header(name string) (string, bool, error) {
 			if !strings.EqualFold(memberName(headers[i].name), name) || isNull(v) {
 				continue
 			}
-			what := "header " + strconv.Quote(name)
 			if v[0] == '[' {
 				var values []string
 				if err := json.Unmarshal(v, &values); err != nil {
-					return "", false, errors.New(what + " is not a string or an array of strings")
+					return "", false, fmt.Errorf("header %q is not a string or an array of strings", name)
 				}
 				if len(values) == 0 {
 					return "", false, nil
@@ -266,9 +266,9 @@ func (e jsonEntry) header(name string) (string, bool, error) {
 				return values[0], true, nil
 			}
 			if v[0] != '"' {
-				return "", false, errors.New(what + " is not a string or an array of strings")
+				return "", false, fmt.Errorf("header %q is not a string or an array of strings", name)
 			}
-			return textOf(v, what)
+			return textOf(v, "header", name)
 		}
 	}
 	return e.value(nginxHeaderVariable(name))

@@ -24,7 +24,7 @@ type tally struct {
 	policy             core.Policy
 	requests, admitted int64
 	firstMs, lastMs    int64
-	keys               map[string]keyCount
+	keys               map[string]*keyCount
 	intervals          intervals
 
 	badLines   int64
@@ -35,7 +35,7 @@ type tally struct {
 }
 
 func newTally(policy core.Policy) *tally {
-	return &tally{policy: policy, keys: map[string]keyCount{}}
+	return &tally{policy: policy, keys: map[string]*keyCount{}}
 }
 
 // decided counts one decision.
@@ -46,13 +46,16 @@ func (t *tally) decided(r row, allowed bool) {
 	t.lastMs = r.at
 	t.requests++
 	c := t.keys[r.key]
+	if c == nil {
+		c = &keyCount{}
+		t.keys[r.key] = c
+	}
 	c.requests++
 	if allowed {
 		t.admitted++
 	} else {
 		c.refused++
 	}
-	t.keys[r.key] = c
 	t.intervals.add(r.at, allowed)
 }
 
@@ -83,7 +86,7 @@ func (t *tally) mostRefused(n int) []refusedKey {
 	var keys []refusedKey
 	for k, c := range t.keys {
 		if c.refused > 0 {
-			keys = append(keys, refusedKey{k, c})
+			keys = append(keys, refusedKey{k, *c})
 		}
 	}
 	slices.SortFunc(keys, func(a, b refusedKey) int {

@@ -78,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	switch *format {
 	case "csv":
-		if keySet(fs, "key") {
+		if flagGiven(fs, "key") {
 			return config{}, errors.New("-key applies to -format combined and jsonl; a CSV trace holds its keys")
 		}
 	case "combined", "jsonl":
@@ -91,8 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return cfg, nil
 }
 
-// keySet reports whether the flag name was given on the command line.
-func keySet(fs *flag.FlagSet, name string) bool {
+// flagGiven reports whether the flag name was given on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set

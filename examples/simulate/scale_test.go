@@ -85,9 +85,9 @@ func liveHeap() uint64 {
 // after a quarter of a long log, once every key has appeared, is the heap at
 // its end. Holding lines or decisions would add tens of bytes per line.
 func TestMemoryDoesNotGrowWithTheLog(t *testing.T) {
-	lines, keys := 400_000, 5_000
+	lines, keys := 200_000, 5_000
 	if testing.Short() {
-		lines = 100_000
+		lines = 80_000
 	}
 	for _, format := range []string{"combined", "jsonl"} {
 		t.Run(format, func(t *testing.T) {
@@ -104,8 +104,8 @@ func TestMemoryDoesNotGrowWithTheLog(t *testing.T) {
 			if quarter == 0 || end == 0 {
 				t.Fatal("the checkpoints were not reached")
 			}
-			// 3/4 of the log passed between the two: 300k lines at even 8 bytes
-			// each would be 2.4 MB.
+			// 3/4 of the log passed between the two: 150,000 lines at even 8
+			// bytes each would be 1.2 MB.
 			if end > quarter+512<<10 {
 				t.Errorf("the live heap grew by %d KiB over %d lines", (end-quarter)>>10, lines*3/4)
 			}

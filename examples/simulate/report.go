@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"math"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -35,9 +36,9 @@ const (
 // reportPage is what the report's template shows.
 type reportPage struct {
 	Policy, Key, Format, Span, Interval string
-	Requests, Admitted, Refused         int64
+	Requests, Admitted, Refused         string // digits grouped: 1,234,567
 	AdmittedShare, RefusedShare         string
-	Keys                                int
+	Keys                                string
 	BadLines, LateLines                 int64
 	AdmittedColor, RefusedColor         string
 	Chart                               chart
@@ -46,7 +47,7 @@ type reportPage struct {
 
 type reportKey struct {
 	Key               string
-	Requests, Refused int64
+	Requests, Refused string
 	Share             string
 }
 
@@ -89,17 +90,17 @@ func newReportPage(t *tally, cfg config) reportPage {
 	page := reportPage{
 		Policy:        t.policy.String(),
 		Format:        cfg.format,
-		Requests:      t.requests,
-		Admitted:      t.admitted,
-		Refused:       t.refused(),
+		Requests:      grouped(t.requests),
+		Admitted:      grouped(t.admitted),
+		Refused:       grouped(t.refused()),
 		AdmittedShare: percent(t.admitted, t.requests),
 		RefusedShare:  percent(t.refused(), t.requests),
-		Keys:          len(t.keys),
+		Keys:          grouped(int64(len(t.keys))),
 		BadLines:      t.badLines,
 		LateLines:     t.lateLines,
 		AdmittedColor: admittedColor,
 		RefusedColor:  refusedColor,
-		Interval:      intervalWidths[t.intervals.width].String(),
+		Interval:      widthName(intervalWidths[t.intervals.width]),
 		Chart:         newChart(&t.intervals),
 	}
 	if cfg.format != "csv" {
@@ -109,7 +110,7 @@ func newReportPage(t *tally, cfg config) reportPage {
 		page.Span = timeSpan(t.firstMs, t.lastMs)
 	}
 	for _, k := range t.mostRefused(topKeys) {
-		page.TopKeys = append(page.TopKeys, reportKey{Key: k.key, Requests: k.requests, Refused: k.refused, Share: percent(k.refused, k.requests)})
+		page.TopKeys = append(page.TopKeys, reportKey{Key: k.key, Requests: grouped(k.requests), Refused: grouped(k.refused), Share: percent(k.refused, k.requests)})
 	}
 	return page
 }
@@ -142,8 +143,8 @@ func newChart(iv *intervals) chart {
 			X: round2(chartLeft + float64(i)*slot + gap/2), Width: round2(slot - gap),
 			AdmittedY: round2(base - admittedHeight), AdmittedHeight: round2(admittedHeight),
 			RefusedY: round2(base - admittedHeight - refusedHeight), RefusedHeight: round2(refusedHeight),
-			Title: fmt.Sprintf("%s to %s UTC: %d admitted, %d refused", start.Format("2006-01-02 15:04:05"),
-				start.Add(time.Duration(width)*time.Millisecond).Format("15:04:05"), count.admitted, count.refused),
+			Title: fmt.Sprintf("%s to %s UTC: %s admitted, %s refused", start.Format("2006-01-02 15:04:05"),
+				start.Add(time.Duration(width)*time.Millisecond).Format("15:04:05"), grouped(count.admitted), grouped(count.refused)),
 		})
 	}
 	every := max(1, (n+maxTimeTicks-1)/maxTimeTicks)
@@ -183,6 +184,36 @@ func timeLabelLayout(iv *intervals) string {
 		return "15:04"
 	}
 	return "01-02 15:04"
+}
+
+// widthName names an interval width for people: "10 s", "5 min", "1 day".
+func widthName(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		if d == 24*time.Hour {
+			return "1 day"
+		}
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%d h", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	}
+	return fmt.Sprintf("%d s", d/time.Second)
+}
+
+// grouped writes n with its digits in groups of three: 1,234,567.
+func grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	start := len(s) % 3
+	if start == 0 {
+		start = 3
+	}
+	b := []byte(s[:start])
+	for i := start; i < len(s); i += 3 {
+		b = append(append(b, ','), s[i:i+3]...)
+	}
+	return string(b)
 }
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }

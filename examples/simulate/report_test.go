@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeSampleReport replays the sample combined log with a policy that refuses
@@ -31,7 +32,7 @@ func TestReportShowsThePolicyTheSpanTheChartAndTheKeys(t *testing.T) {
 		"2026-11-20 09:00:01 to 09:09:59 UTC (9m58s)",
 		"723 from 6 keys",
 		"491</span> (67.9%)", "232</span> (32.1%)",
-		"per 10s interval",
+		"per 10 s (UTC)",
 		"<td>ip:203.0.113.66</td><td>300</td><td>172</td><td>57.3%</td>",
 		"<td>ip6:2001:db8:abcd:12::/64</td><td>120</td><td>60</td><td>50.0%</td>",
 	} {
@@ -91,6 +92,22 @@ func TestReportOfAnEmptyLog(t *testing.T) {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the report lacks %q", want)
 		}
+	}
+}
+
+func TestReportNumbers(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", 723456: "723,456", 1234567: "1,234,567"} {
+		if got := grouped(n); got != want {
+			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for _, w := range intervalWidths {
+		if name := widthName(w); strings.Contains(name, "0s") || name == "" {
+			t.Errorf("widthName(%v) = %q", w, name)
+		}
+	}
+	if got := widthName(28 * 24 * time.Hour); got != "28 days" {
+		t.Errorf("widthName(28 days) = %q", got)
 	}
 }
 

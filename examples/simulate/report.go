@@ -147,13 +147,36 @@ func newChart(iv *intervals) chart {
 				start.Add(time.Duration(width)*time.Millisecond).Format("15:04:05"), grouped(count.admitted), grouped(count.refused)),
 		})
 	}
-	every := max(1, (n+maxTimeTicks-1)/maxTimeTicks)
-	layout := timeLabelLayout(iv)
-	for i := 0; i < n; i += every {
-		c.XTicks = append(c.XTicks, chartTick{Position: round2(chartLeft + float64(i)*slot),
-			Label: time.UnixMilli(iv.start(i)).UTC().Format(layout)})
+	spacing := tickSpacing(iv.widthMs(), int64(n)*iv.widthMs())
+	layout := timeLabelLayout(iv, spacing)
+	for i := 0; i < n; i++ {
+		if start := iv.start(i); start%spacing == 0 {
+			c.XTicks = append(c.XTicks, chartTick{Position: round2(chartLeft + float64(i)*slot),
+				Label: time.UnixMilli(start).UTC().Format(layout)})
+		}
 	}
 	return c
+}
+
+// tickSpacings are the spacings the time axis may label at, in ms.
+var tickSpacings = []time.Duration{
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour,
+	24 * time.Hour, 7 * 24 * time.Hour, 28 * 24 * time.Hour, 112 * 24 * time.Hour,
+	448 * 24 * time.Hour, 1792 * 24 * time.Hour, 7168 * 24 * time.Hour, 28672 * 24 * time.Hour,
+}
+
+// tickSpacing returns the narrowest spacing, a multiple of the interval width,
+// that puts at most maxTimeTicks labels on a span: labels fall on round times
+// (09:02, 09:04, ...) at the start of an interval.
+func tickSpacing(widthMs, spanMs int64) int64 {
+	for _, d := range tickSpacings {
+		if ms := d.Milliseconds(); ms%widthMs == 0 && spanMs/ms <= maxTimeTicks {
+			return ms
+		}
+	}
+	return widthMs * max(1, (spanMs/widthMs+maxTimeTicks-1)/maxTimeTicks)
 }
 
 // niceStep returns a step of 1, 2 or 5 times a power of ten that divides 0..peak
@@ -168,18 +191,20 @@ func niceStep(peak int64) int64 {
 	}
 }
 
-// timeLabelLayout picks how the x axis names times, from the interval width and
-// the span.
-func timeLabelLayout(iv *intervals) string {
-	width := intervalWidths[iv.width]
+// timeLabelLayout picks how the time axis names times, from the spacing of its
+// labels and the span.
+func timeLabelLayout(iv *intervals, spacingMs int64) string {
+	spacing := time.Duration(spacingMs) * time.Millisecond
 	first := time.UnixMilli(iv.start(0)).UTC()
 	last := time.UnixMilli(iv.start(len(iv.counts) - 1)).UTC()
 	sameDay := first.Format("2006-01-02") == last.Format("2006-01-02")
 	switch {
-	case width >= 24*time.Hour:
+	case spacing >= 24*time.Hour:
 		return "2006-01-02"
-	case width < time.Minute && sameDay:
+	case spacing < time.Minute && sameDay:
 		return "15:04:05"
+	case spacing < time.Minute:
+		return "01-02 15:04:05"
 	case sameDay:
 		return "15:04"
 	}

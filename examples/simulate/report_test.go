@@ -118,3 +118,33 @@ func TestReportToAFileThatCannotBeWritten(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// The time axis is labelled at round times, a few of them, at interval starts.
+func TestTimeAxisLabels(t *testing.T) {
+	cases := []struct {
+		span  time.Duration
+		first string
+		count int
+	}{
+		{10 * time.Minute, "09:00", 5},         // 10 s intervals, a label every 2 min
+		{45 * time.Second, "09:00:00", 5},      // 1 s intervals, every 10 s
+		{7 * time.Hour, "09:00", 7},            // 5 min intervals, every hour
+		{40 * 24 * time.Hour, "2026-11-20", 6}, // 6 h intervals, every 7 days (weeks from the epoch, a Thursday)
+	}
+	for _, c := range cases {
+		var iv intervals
+		start := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC).UnixMilli()
+		for ms := int64(0); ms < c.span.Milliseconds(); ms += c.span.Milliseconds() / 1000 {
+			iv.add(start+ms, true)
+		}
+		ticks := newChart(&iv).XTicks
+		if len(ticks) == 0 || len(ticks) > maxTimeTicks {
+			t.Errorf("span %v: %d labels", c.span, len(ticks))
+			continue
+		}
+		t.Logf("span %v, intervals of %v: %d labels from %s", c.span, intervalWidths[iv.width], len(ticks), ticks[0].Label)
+		if c.span < 24*time.Hour && (ticks[0].Label != c.first || len(ticks) != c.count) {
+			t.Errorf("span %v: %d labels from %q, want %d from %q", c.span, len(ticks), ticks[0].Label, c.count, c.first)
+		}
+	}
+}

@@ -11,51 +11,47 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// summary counts what a replay decided.
-type summary struct {
-	requests, admitted int
-	keys               map[string]struct{}
-}
-
-func (s summary) String() string {
-	if s.requests == 0 {
-		return "0 requests"
-	}
-	return fmt.Sprintf("%d requests from %d keys: %d admitted (%.1f%%), %d refused",
-		s.requests, len(s.keys), s.admitted, 100*float64(s.admitted)/float64(s.requests), s.requests-s.admitted)
-}
-
-// replay decides every row of the trace at its own time and writes the decisions.
-func replay(ctx context.Context, policy core.Policy, store core.Store, clock *virtualClock, in io.Reader, out io.Writer) (summary, error) {
-	trace, err := newTraceReader(in, policy)
-	if err != nil {
-		return summary{}, err
-	}
+// replay decides every request of src at its own time, writes the decisions to
+// out and counts them. A log line that cannot be read is counted and skipped, or
+// ends the replay when strict. A log line earlier than the line before it is
+// decided at that line's time: the virtual clock never runs backwards.
+func replay(ctx context.Context, policy core.Policy, store core.Store, clock *virtualClock, src source, strict bool, out io.Writer, prog *progress) (*tally, error) {
 	w := bufio.NewWriter(out)
 	w.WriteString("t_ms,key,cost,allowed,remaining,retry_after_ms,delay_ms\n")
-	sum := summary{keys: map[string]struct{}{}}
+	sum := newTally(policy)
 	buf := make([]byte, 0, 128)
 	for {
-		r, err := trace.next()
+		r, err := src.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		var bad *badLine
+		if errors.As(err, &bad) {
+			if strict {
+				return sum, fmt.Errorf("%w (-strict)", err)
+			}
+			sum.bad(bad)
+			continue
+		}
 		if err != nil {
 			return sum, err
+		}
+		if now := clock.ms.Load(); sum.requests > 0 && r.at < now {
+			sum.late(now - r.at)
+			r.at = now
 		}
 		clock.set(r.at)
 		res, err := store.Decide(ctx, core.Request{Policy: policy, Key: r.key, Cost: r.cost})
 		if err != nil {
 			return sum, fmt.Errorf("line %d: %w", r.line, err)
 		}
-		sum.requests++
-		sum.keys[r.key] = struct{}{}
-		if res.Allowed {
-			sum.admitted++
-		}
+		sum.decided(r, res.Allowed)
 		buf = appendDecision(buf[:0], r, res)
 		if _, err := w.Write(buf); err != nil {
 			return sum, err
+		}
+		if prog != nil {
+			prog.line(r.line, r.at)
 		}
 	}
 	return sum, w.Flush()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +23,11 @@ func (c *virtualClock) now() time.Time { return time.UnixMilli(c.ms.Load()) }
 func openStore(cfg config, clock *virtualClock) (core.Store, error) {
 	switch cfg.store {
 	case "memory":
-		return memory.New(memory.WithClock(clock.now), memory.WithSweepInterval(0))
+		// No cap on keys: a capped store evicts a key to make room for a new
+		// one, and a key evicted while it still restricts would start afresh,
+		// which the policy would not have done. Memory grows with the keys of
+		// the trace, as it must to decide exactly.
+		return memory.New(memory.WithClock(clock.now), memory.WithSweepInterval(0), memory.WithMaxKeys(math.MaxInt))
 	case "embedded":
 		return redisstore.NewEmbedded(redisstore.WithClock(clock.now))
 	case "redis":

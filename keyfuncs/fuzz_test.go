@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -385,13 +384,16 @@ func FuzzFormField(f *testing.F) {
 			if !strings.HasPrefix(key, "form:username:") {
 				t.Fatalf("key %q", key)
 			}
-		case errors.Is(err, ErrNoKey), errors.Is(err, ErrFormTooLarge):
+			want := r.FormValue("username")
+			if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+				want = r.PostFormValue("username")
+			}
+			if key != boundKey("form:username:"+safeValue(want)) {
+				t.Fatalf("key %q, the handler acts on %q", key, want)
+			}
+		case errors.Is(err, ErrNoKey), errors.Is(err, ErrFormTooLarge), errors.Is(err, ErrBadForm):
 		default:
 			t.Fatalf("FormField: %v", err)
-		}
-		rest, err := io.ReadAll(r.Body)
-		if err != nil || !bytes.Equal(rest, body) {
-			t.Fatalf("the handler reads %d bytes (err %v), want the %d-byte body", len(rest), err, len(body))
 		}
 	})
 }

@@ -176,3 +176,53 @@ func TestOverflowLeaseIsReleased(t *testing.T) {
 		t.Fatal("the released overflow lease was not given back")
 	}
 }
+
+// TestStacksUnderKeyPressure checks the key count through admitted and refused
+// stacks of new keys, with and without room: a stack's new keys take entries only
+// when it is admitted, and in a full store they share the overflow entries.
+func TestStacksUnderKeyPressure(t *testing.T) {
+	clock := storetest.NewClock()
+	store := newTestStore(t, clock, memory.WithMaxKeys(6), memory.WithShards(1))
+	a := core.MustPolicy("a", core.FixedWindow, core.PerMinute(2))
+	b := core.MustPolicy("b", core.FixedWindow, core.PerMinute(100))
+	results := make([]core.Result, 2)
+	decide := func(ka, kb string) bool {
+		ok, err := store.DecideStack(context.Background(), []core.Request{{Policy: a, Key: ka}, {Policy: b, Key: kb}}, results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for i := range 3 { // 6 entries: the store is full
+		if !decide(fmt.Sprint("a", i), fmt.Sprint("b", i)) {
+			t.Fatalf("stack %d refused", i)
+		}
+	}
+	if st := store.Stats(); st.Keys != 6 {
+		t.Fatalf("stats %+v, want 6 keys", st)
+	}
+	// New keys now share the overflow entries: a's admits 2.
+	admitted := 0
+	for i := range 5 {
+		if decide(fmt.Sprint("new-a", i), fmt.Sprint("new-b", i)) {
+			admitted++
+		}
+	}
+	if st := store.Stats(); admitted != 2 || st.Keys != 6 || st.Overflowed != 10 {
+		t.Fatalf("%d admitted, stats %+v; want 2 admitted by the overflow entry, 6 keys, 10 overflowed", admitted, st)
+	}
+	// After recovery, an admitted stack takes entries again, and the count holds.
+	clock.Advance(time.Minute)
+	if !decide("late-a", "late-b") {
+		t.Fatal("a stack after recovery was refused")
+	}
+	if st := store.Stats(); st.Keys != 6 || st.EvictedEarly != 2 {
+		t.Fatalf("stats %+v, want 6 keys with 2 recovered ones evicted", st)
+	}
+	if n := store.Sweep(); n != 4 {
+		t.Fatalf("swept %d, want the 4 recovered entries", n)
+	}
+	if st := store.Stats(); st.Keys != 2 {
+		t.Fatalf("stats %+v after the sweep, want the 2 live keys", st)
+	}
+}

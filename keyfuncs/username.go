@@ -20,7 +20,8 @@ var ErrInvalidUsername = errors.New("keyfuncs: invalid username")
 // JSONUsername normalise with it; the handler must look accounts up by the same
 // form, or the limit counts one name while the handler checks another.
 //
-// The error wraps ErrInvalidUsername.
+// An empty name stays empty (the key functions then report ErrNoKey). The error
+// wraps ErrInvalidUsername.
 func NormalizeUsername(name string) (string, error) {
 	canonical, err := precis.UsernameCaseMapped.String(name)
 	if err != nil {

@@ -42,3 +42,36 @@ func TestNormalizeUsername(t *testing.T) {
 		t.Fatalf("no username: %v, want ErrNoKey", err)
 	}
 }
+
+// FuzzNormalizeUsername checks that normalising never panics, is idempotent, and
+// that every accepted name yields a key.
+func FuzzNormalizeUsername(f *testing.F) {
+	for _, s := range []string{"alice", "ALICE", "josé", norm.NFD.String("josé"), "ＡＬＩＣＥ", "a b", "\u0130", "ß", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		canonical, err := NormalizeUsername(name)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidUsername) {
+				t.Fatalf("NormalizeUsername(%q): %v", name, err)
+			}
+			return
+		}
+		again, err := NormalizeUsername(canonical)
+		if err != nil || again != canonical {
+			t.Fatalf("not idempotent: %q -> %q -> %q, %v", name, canonical, again, err)
+		}
+		r := formRequest("POST", "/login", formType, "username="+url.QueryEscape(name))
+		key, err := FormUsername("username")(r)
+		if canonical == "" {
+			if !errors.Is(err, ErrNoKey) {
+				t.Fatalf("FormUsername(%q) = %q, %v; want ErrNoKey for an empty name", name, key, err)
+			}
+			return
+		}
+		if err != nil || key != boundKey("form:username:"+safeValue(canonical)) {
+			t.Fatalf("FormUsername(%q) = %q, %v; canonical %q", name, key, err, canonical)
+		}
+		checkKey(t, key)
+	})
+}

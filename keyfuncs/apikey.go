@@ -1,27 +1,126 @@
 package keyfuncs
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 )
 
-// apiKeyPrefix starts every key APIKey returns.
+// apiKeyPrefix starts every key the API-key functions return.
 const apiKeyPrefix = "ak:"
 
-// APIKey returns a KeyFunc that keys a request by the API key in the named
-// header: "ak:" followed by HashSecret of the header's (first) value. The raw
-// secret is never returned, so it never reaches a store, a metric or a log, and a
-// secret of any length (6 kB, say) yields a key of fixed length. A request
-// without the header, or with an empty value, gets ErrNoKey. APIKey panics when
-// header is empty, a programming error.
+// ErrUnknownAPIKey reports a request whose API key the application's validator
+// rejected. It wraps ErrNoKey, so that FirstOf(ValidAPIKey(...), ip.Key) limits
+// such a request by the client's address: an invented key never earns a bucket
+// of its own. Test for it with errors.Is to answer 401 after the limit.
+var ErrUnknownAPIKey = fmt.Errorf("%w: API key not accepted", ErrNoKey)
+
+// APIKeyValidator reports whether an API key is one the application accepts. It
+// runs on every request that carries a key, so it must be quick (a map or cache
+// lookup) and safe for concurrent use. An error means the validator could not
+// decide (its backend is down); the request then fails rather than being keyed
+// by a key nobody checked.
+type APIKeyValidator func(ctx context.Context, key string) (bool, error)
+
+// ValidAPIKey returns a KeyFunc that keys a request by the API key in the named
+// header, "ak:" followed by HashSecret of the key, when valid accepts it. A key
+// the validator rejects gets ErrUnknownAPIKey (which wraps ErrNoKey); a request
+// without the header, or with an empty value, gets ErrNoKey. So a client cannot
+// mint buckets by inventing keys: with
 //
-// APIKey does not check that the key is valid: authenticate first when invalid
-// keys must not get a bucket of their own, or limit by client IP before
-// authentication.
+//	keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", valid), ip.Key)
+//
+// an unknown key is limited by the client's address, in the same bucket as the
+// client's requests without a key. The raw secret never reaches a store, a
+// metric or a log. ValidAPIKey panics when header is empty or valid is nil,
+// programming errors.
+func ValidAPIKey(header string, valid APIKeyValidator) KeyFunc {
+	if valid == nil {
+		panic("keyfuncs: ValidAPIKey needs a validator")
+	}
+	read := headerSecret(header, "ValidAPIKey")
+	return func(r *http.Request) (string, error) {
+		secret, err := read(r)
+		if err != nil {
+			return "", err
+		}
+		ok, err := valid(r.Context(), secret)
+		if err != nil {
+			return "", fmt.Errorf("keyfuncs: validating the API key: %w", err)
+		}
+		if !ok {
+			return "", ErrUnknownAPIKey
+		}
+		return apiKey(secret), nil
+	}
+}
+
+// APIKeySet returns an APIKeyValidator that accepts exactly keys, for a static
+// list (a flag, a config file). Empty and blank keys are never accepted.
+func APIKeySet(keys ...string) APIKeyValidator {
+	set := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); k != "" {
+			set[k] = struct{}{}
+		}
+	}
+	return func(_ context.Context, key string) (bool, error) {
+		_, ok := set[key]
+		return ok, nil
+	}
+}
+
+// AuthenticatedAPIKey returns a KeyFunc that keys a request by the API key (or
+// key ID) that the application's authentication middleware stored in the request
+// context under ctxKey after checking it: "ak:" followed by HashSecret of the
+// value. The value may be a string, an integer or a fmt.Stringer, as for
+// FromContext. A request that authentication did not mark gets ErrNoKey, so
+// FirstOf falls through to the client's address. Run the rate limit after the
+// authentication middleware. AuthenticatedAPIKey panics when ctxKey is nil.
+func AuthenticatedAPIKey(ctxKey any) KeyFunc {
+	if ctxKey == nil {
+		panic("keyfuncs: AuthenticatedAPIKey needs a non-nil context key")
+	}
+	errAbsent := fmt.Errorf("%w: no authenticated API key in the request context", ErrNoKey)
+	return func(r *http.Request) (string, error) {
+		value, err := contextString(r.Context().Value(ctxKey))
+		if err != nil {
+			if errors.Is(err, errNoValue) {
+				return "", errAbsent
+			}
+			return "", fmt.Errorf("keyfuncs: API key from the request context: %w", err)
+		}
+		return apiKey(value), nil
+	}
+}
+
+// APIKey returns a KeyFunc that keys a request by whatever API key the named
+// header carries, "ak:" followed by HashSecret of its (first) value, without
+// checking it. A request without the header, or with an empty value, gets
+// ErrNoKey. APIKey panics when header is empty.
+//
+// Deprecated: every invented key gets a fresh bucket, and sending any key skips
+// a FirstOf's client-address limit. Use ValidAPIKey, or AuthenticatedAPIKey
+// after authentication.
 func APIKey(header string) KeyFunc {
+	read := headerSecret(header, "APIKey")
+	return func(r *http.Request) (string, error) {
+		secret, err := read(r)
+		if err != nil {
+			return "", err
+		}
+		return apiKey(secret), nil
+	}
+}
+
+// headerSecret returns a function that reads the first value of the named
+// header, trimmed, or ErrNoKey when it is absent or empty. fn names the caller
+// in the panic for an empty header name.
+func headerSecret(header, fn string) func(*http.Request) (string, error) {
 	if header == "" {
-		panic("keyfuncs: APIKey needs a header name")
+		panic("keyfuncs: " + fn + " needs a header name")
 	}
 	canonical := http.CanonicalHeaderKey(header)
 	errAbsent := fmt.Errorf("%w: no %s header", ErrNoKey, canonical)
@@ -35,7 +134,12 @@ func APIKey(header string) KeyFunc {
 		if secret == "" {
 			return "", errEmpty
 		}
-		var buf [len(apiKeyPrefix) + hashHexLength]byte
-		return string(appendHash(append(buf[:0], apiKeyPrefix...), secret)), nil
+		return secret, nil
 	}
+}
+
+// apiKey is the key of an API key: "ak:" and its hash.
+func apiKey(secret string) string {
+	var buf [len(apiKeyPrefix) + hashHexLength]byte
+	return string(appendHash(append(buf[:0], apiKeyPrefix...), secret))
 }

@@ -36,12 +36,13 @@ type ClientIPConfig struct {
 	// forwarding headers, so list your proxies, not whole client networks.
 	// Default: none, so only the TCP peer (r.RemoteAddr) counts.
 	TrustedProxies []netip.Prefix
-	// Headers lists the forwarding headers that trusted proxies set, in order of
-	// preference: the first one present in a request decides. Default:
-	// XForwardedFor, then Forwarded. List only headers that your proxies always
-	// set or overwrite: with a proxy that sets only Forwarded, the default would
-	// let a client pose as anyone through an X-Forwarded-For of its own.
-	Headers []Header
+	// Header names the one forwarding header that the trusted proxies set
+	// (default XForwardedFor). Only that header is read; a client's own copy of
+	// any other forwarding header is ignored, so that a client behind a proxy that
+	// sets Forwarded cannot pick its key with an X-Forwarded-For of its own. Name
+	// the header your proxies append to (X-Forwarded-For, Forwarded) or overwrite
+	// (X-Real-IP).
+	Header Header
 	// MaxHops caps the hops of a header walked right to left (default
 	// DefaultMaxHops). When the cap is reached, the last hop examined is the
 	// client: nothing further left, which the client could have written.
@@ -61,7 +62,7 @@ type ClientIPConfig struct {
 // immutable and safe for concurrent use.
 //
 // The TCP peer (r.RemoteAddr) is the client unless it is a trusted proxy. Then
-// the first configured header present in the request is walked from the right
+// the configured header (ClientIPConfig.Header) is walked from the right
 // (the hop the nearest proxy appended) to the left: trusted hops are passed, and
 // the first untrusted address is the client. The walk stops at an entry that is
 // not an address (garbage, "unknown", an obfuscated "_id"), and after MaxHops
@@ -71,7 +72,7 @@ type ClientIPConfig struct {
 // dropped.
 type ClientIP struct {
 	trusted       []netip.Prefix
-	headers       []Header
+	header        Header
 	maxHops       int
 	ipv6Prefix    int
 	requireHeader bool
@@ -92,19 +93,12 @@ func NewClientIP(cfg ClientIPConfig) (*ClientIP, error) {
 		}
 		c.trusted = append(c.trusted, normalizePrefix(p))
 	}
-	c.headers = append(c.headers, cfg.Headers...)
-	if len(c.headers) == 0 {
-		c.headers = []Header{XForwardedFor, Forwarded}
+	c.header = cfg.Header
+	if c.header == 0 {
+		c.header = XForwardedFor
 	}
-	for i, h := range c.headers {
-		if !h.valid() {
-			return nil, fmt.Errorf("keyfuncs: ClientIPConfig.Headers[%d] is not a known header: %v", i, h)
-		}
-		for _, earlier := range c.headers[:i] {
-			if earlier == h {
-				return nil, fmt.Errorf("keyfuncs: ClientIPConfig.Headers lists %v twice", h)
-			}
-		}
+	if !c.header.valid() {
+		return nil, fmt.Errorf("keyfuncs: ClientIPConfig.Header is not a known forwarding header: %v", cfg.Header)
 	}
 	switch {
 	case c.maxHops == 0:
@@ -228,22 +222,20 @@ func (c *ClientIP) Subnet(v4Bits, v6Bits int) (KeyFunc, error) {
 	}, nil
 }
 
-// forwardedClient returns the client named by the first configured forwarding
-// header present in header, or the zero Addr when it names none.
+// forwardedClient returns the client named by the configured forwarding header,
+// or the zero Addr when it names none. Other forwarding headers are never read.
 func (c *ClientIP) forwardedClient(header http.Header) netip.Addr {
-	for _, h := range c.headers {
-		lines := header[h.canonicalKey()]
-		if len(lines) == 0 {
-			continue
-		}
-		switch h {
-		case XForwardedFor:
-			return c.walkXForwardedFor(lines)
-		case Forwarded:
-			return c.walkForwarded(lines)
-		case XRealIP:
-			return realIP(lines)
-		}
+	lines := header[c.header.canonicalKey()]
+	if len(lines) == 0 {
+		return netip.Addr{}
+	}
+	switch c.header {
+	case XForwardedFor:
+		return c.walkXForwardedFor(lines)
+	case Forwarded:
+		return c.walkForwarded(lines)
+	case XRealIP:
+		return realIP(lines)
 	}
 	return netip.Addr{}
 }

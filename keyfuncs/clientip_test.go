@@ -14,9 +14,8 @@ func TestNewClientIPRejectsInvalidConfig(t *testing.T) {
 		want string
 	}{
 		{"invalid prefix", ClientIPConfig{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), {}}}, "TrustedProxies[1]"},
-		{"zero header", ClientIPConfig{Headers: []Header{0}}, "Headers[0]"},
-		{"unknown header", ClientIPConfig{Headers: []Header{XRealIP, 42}}, "Headers[1]"},
-		{"duplicate header", ClientIPConfig{Headers: []Header{Forwarded, Forwarded}}, "Forwarded twice"},
+		{"unknown header", ClientIPConfig{Header: 42}, "Header"},
+		{"negative header", ClientIPConfig{Header: -1}, "Header"},
 		{"negative hops", ClientIPConfig{MaxHops: -1}, "MaxHops"},
 		{"negative IPv6 prefix", ClientIPConfig{IPv6Prefix: -1}, "IPv6Prefix"},
 		{"IPv6 prefix too long", ClientIPConfig{IPv6Prefix: 129}, "IPv6Prefix"},
@@ -39,24 +38,23 @@ func TestNewClientIPDefaults(t *testing.T) {
 	if c.maxHops != DefaultMaxHops || c.ipv6Prefix != DefaultIPv6Prefix || len(c.trusted) != 0 {
 		t.Fatalf("defaults: %+v", c)
 	}
-	if len(c.headers) != 2 || c.headers[0] != XForwardedFor || c.headers[1] != Forwarded {
-		t.Fatalf("default headers: %v", c.headers)
+	if c.header != XForwardedFor {
+		t.Fatalf("default header: %v, want X-Forwarded-For", c.header)
 	}
 }
 
 func TestNewClientIPCopiesAndNormalizesConfig(t *testing.T) {
 	cfg := ClientIPConfig{
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("::ffff:10.1.2.3/104")},
-		Headers:        []Header{XRealIP},
+		Header:         XRealIP,
 	}
 	c := mustClientIP(t, cfg)
 	cfg.TrustedProxies[0] = netip.MustParsePrefix("0.0.0.0/0")
-	cfg.Headers[0] = XForwardedFor
 	if got := c.trusted[0]; got != netip.MustParsePrefix("10.0.0.0/8") {
 		t.Fatalf("trusted prefix = %v, want 10.0.0.0/8", got)
 	}
-	if c.headers[0] != XRealIP {
-		t.Fatalf("headers changed with the caller's slice: %v", c.headers)
+	if c.header != XRealIP {
+		t.Fatalf("header = %v, want X-Real-IP", c.header)
 	}
 }
 
@@ -77,9 +75,15 @@ func trustedConfig(t testing.TB) ClientIPConfig {
 func TestClientIPAddr(t *testing.T) {
 	const proxy = "10.0.0.1:1234"
 	trusted := trustedConfig(t)
-	withHeaders := func(hs ...Header) ClientIPConfig {
+	withHeader := func(h Header) ClientIPConfig {
 		cfg := trustedConfig(t)
-		cfg.Headers = hs
+		cfg.Header = h
+		return cfg
+	}
+	fwd := withHeader(Forwarded)
+	fwdHops := func(n int) ClientIPConfig {
+		cfg := withHeader(Forwarded)
+		cfg.MaxHops = n
 		return cfg
 	}
 	withHops := func(n int) ClientIPConfig {
@@ -97,7 +101,7 @@ func TestClientIPAddr(t *testing.T) {
 		// The TCP peer.
 		{"no proxy trusted, peer only", ClientIPConfig{}, "203.0.113.9:5555", nil, "203.0.113.9"},
 		{"no proxy trusted ignores XFF", ClientIPConfig{}, "203.0.113.9:5555", []header{xff("198.51.100.1")}, "203.0.113.9"},
-		{"no proxy trusted ignores X-Real-IP", ClientIPConfig{Headers: []Header{XRealIP}}, "203.0.113.9:5555", []header{xRealIP("198.51.100.1")}, "203.0.113.9"},
+		{"no proxy trusted ignores X-Real-IP", ClientIPConfig{Header: XRealIP}, "203.0.113.9:5555", []header{xRealIP("198.51.100.1")}, "203.0.113.9"},
 		{"untrusted peer ignores headers", trusted, "203.0.113.9:5555", []header{xff("198.51.100.1"), forwarded("for=198.51.100.2")}, "203.0.113.9"},
 		{"bare RemoteAddr", ClientIPConfig{}, "203.0.113.9", nil, "203.0.113.9"},
 		{"IPv6 RemoteAddr", ClientIPConfig{}, "[2001:db8::1]:443", nil, "2001:db8::1"},
@@ -140,50 +144,51 @@ func TestClientIPAddr(t *testing.T) {
 		{"XFF cap across lines", withHops(2), proxy, []header{xff("203.0.113.9, 10.0.0.4"), xff("10.0.0.3"), xff("10.0.0.2")}, "10.0.0.3"},
 
 		// RFC 7239 Forwarded.
-		{"Forwarded for", trusted, proxy, []header{forwarded("for=203.0.113.9")}, "203.0.113.9"},
-		{"Forwarded quoted", trusted, proxy, []header{forwarded(`for="203.0.113.9"`)}, "203.0.113.9"},
-		{"Forwarded IPv6 in brackets with port", trusted, proxy, []header{forwarded(`for="[2001:db8:cafe::17]:4711"`)}, "2001:db8:cafe::17"},
-		{"Forwarded IPv6 in brackets", trusted, proxy, []header{forwarded(`for="[2001:db8:cafe::17]"`)}, "2001:db8:cafe::17"},
-		{"Forwarded IPv4 with port", trusted, proxy, []header{forwarded(`for="203.0.113.9:8080"`)}, "203.0.113.9"},
-		{"Forwarded obfuscated port", trusted, proxy, []header{forwarded(`for="203.0.113.9:_abc"`)}, "203.0.113.9"},
-		{"Forwarded other parameters", trusted, proxy, []header{forwarded("proto=https;for=203.0.113.9;by=10.0.0.1;host=example.com")}, "203.0.113.9"},
-		{"Forwarded case-insensitive names", trusted, proxy, []header{forwarded("FOR=203.0.113.9;Proto=https")}, "203.0.113.9"},
-		{"Forwarded elements", trusted, proxy, []header{forwarded("for=198.51.100.1, for=203.0.113.9, for=10.0.0.2;proto=https")}, "203.0.113.9"},
-		{"Forwarded lines", trusted, proxy, []header{forwarded("for=198.51.100.1, for=203.0.113.9"), forwarded("for=10.0.0.2")}, "203.0.113.9"},
-		{"Forwarded all trusted", trusted, proxy, []header{forwarded("for=10.0.0.4, for=10.0.0.3")}, "10.0.0.4"},
-		{"Forwarded quoted comma and semicolon", trusted, proxy, []header{forwarded(`for=203.0.113.9;host="a,b;c", for=10.0.0.2`)}, "203.0.113.9"},
-		{"Forwarded escapes", trusted, proxy, []header{forwarded(`for="\2\0\3.0.113.9"`)}, "203.0.113.9"},
-		{"Forwarded whitespace", trusted, proxy, []header{forwarded(" for = 203.0.113.9 ; proto=http ,  for=10.0.0.2 ")}, "203.0.113.9"},
-		{"Forwarded unknown: peer", trusted, proxy, []header{forwarded("for=unknown")}, "10.0.0.1"},
-		{"Forwarded UNKNOWN: peer", trusted, proxy, []header{forwarded(`for="UNKNOWN"`)}, "10.0.0.1"},
-		{"Forwarded obfuscated: peer", trusted, proxy, []header{forwarded("for=_hidden")}, "10.0.0.1"},
-		{"Forwarded obfuscated stops the walk", trusted, proxy, []header{forwarded("for=198.51.100.1, for=_hidden, for=10.0.0.2")}, "10.0.0.2"},
-		{"Forwarded unknown stops the walk", trusted, proxy, []header{forwarded("for=198.51.100.1, for=unknown, for=10.0.0.2")}, "10.0.0.2"},
-		{"Forwarded unknown left of client", trusted, proxy, []header{forwarded("for=unknown, for=203.0.113.9")}, "203.0.113.9"},
-		{"Forwarded no for: peer", trusted, proxy, []header{forwarded("proto=https;by=10.0.0.9")}, "10.0.0.1"},
-		{"Forwarded duplicate for: peer", trusted, proxy, []header{forwarded("for=198.51.100.1;for=203.0.113.9")}, "10.0.0.1"},
-		{"Forwarded unterminated quote: peer", trusted, proxy, []header{forwarded(`for="203.0.113.9`)}, "10.0.0.1"},
-		{"Forwarded unterminated quote on the left", trusted, proxy, []header{forwarded(`for="198.51.100.1, for=203.0.113.9`)}, "203.0.113.9"},
-		{"Forwarded pair without value: peer", trusted, proxy, []header{forwarded("for")}, "10.0.0.1"},
-		{"Forwarded empty elements skipped", trusted, proxy, []header{forwarded("for=203.0.113.9, , for=10.0.0.2,")}, "203.0.113.9"},
-		{"Forwarded mapped", trusted, proxy, []header{forwarded(`for="[::ffff:203.0.113.9]"`)}, "203.0.113.9"},
-		{"Forwarded zone", trusted, proxy, []header{forwarded(`for="[fe80::1%eth0]:80"`)}, "fe80::1"},
-		{"Forwarded cap", withHops(2), proxy, []header{forwarded("for=203.0.113.9, for=10.0.0.3, for=10.0.0.2")}, "10.0.0.3"},
+		{"Forwarded for", fwd, proxy, []header{forwarded("for=203.0.113.9")}, "203.0.113.9"},
+		{"Forwarded quoted", fwd, proxy, []header{forwarded(`for="203.0.113.9"`)}, "203.0.113.9"},
+		{"Forwarded IPv6 in brackets with port", fwd, proxy, []header{forwarded(`for="[2001:db8:cafe::17]:4711"`)}, "2001:db8:cafe::17"},
+		{"Forwarded IPv6 in brackets", fwd, proxy, []header{forwarded(`for="[2001:db8:cafe::17]"`)}, "2001:db8:cafe::17"},
+		{"Forwarded IPv4 with port", fwd, proxy, []header{forwarded(`for="203.0.113.9:8080"`)}, "203.0.113.9"},
+		{"Forwarded obfuscated port", fwd, proxy, []header{forwarded(`for="203.0.113.9:_abc"`)}, "203.0.113.9"},
+		{"Forwarded other parameters", fwd, proxy, []header{forwarded("proto=https;for=203.0.113.9;by=10.0.0.1;host=example.com")}, "203.0.113.9"},
+		{"Forwarded case-insensitive names", fwd, proxy, []header{forwarded("FOR=203.0.113.9;Proto=https")}, "203.0.113.9"},
+		{"Forwarded elements", fwd, proxy, []header{forwarded("for=198.51.100.1, for=203.0.113.9, for=10.0.0.2;proto=https")}, "203.0.113.9"},
+		{"Forwarded lines", fwd, proxy, []header{forwarded("for=198.51.100.1, for=203.0.113.9"), forwarded("for=10.0.0.2")}, "203.0.113.9"},
+		{"Forwarded all trusted", fwd, proxy, []header{forwarded("for=10.0.0.4, for=10.0.0.3")}, "10.0.0.4"},
+		{"Forwarded quoted comma and semicolon", fwd, proxy, []header{forwarded(`for=203.0.113.9;host="a,b;c", for=10.0.0.2`)}, "203.0.113.9"},
+		{"Forwarded escapes", fwd, proxy, []header{forwarded(`for="\2\0\3.0.113.9"`)}, "203.0.113.9"},
+		{"Forwarded whitespace", fwd, proxy, []header{forwarded(" for = 203.0.113.9 ; proto=http ,  for=10.0.0.2 ")}, "203.0.113.9"},
+		{"Forwarded unknown: peer", fwd, proxy, []header{forwarded("for=unknown")}, "10.0.0.1"},
+		{"Forwarded UNKNOWN: peer", fwd, proxy, []header{forwarded(`for="UNKNOWN"`)}, "10.0.0.1"},
+		{"Forwarded obfuscated: peer", fwd, proxy, []header{forwarded("for=_hidden")}, "10.0.0.1"},
+		{"Forwarded obfuscated stops the walk", fwd, proxy, []header{forwarded("for=198.51.100.1, for=_hidden, for=10.0.0.2")}, "10.0.0.2"},
+		{"Forwarded unknown stops the walk", fwd, proxy, []header{forwarded("for=198.51.100.1, for=unknown, for=10.0.0.2")}, "10.0.0.2"},
+		{"Forwarded unknown left of client", fwd, proxy, []header{forwarded("for=unknown, for=203.0.113.9")}, "203.0.113.9"},
+		{"Forwarded no for: peer", fwd, proxy, []header{forwarded("proto=https;by=10.0.0.9")}, "10.0.0.1"},
+		{"Forwarded duplicate for: peer", fwd, proxy, []header{forwarded("for=198.51.100.1;for=203.0.113.9")}, "10.0.0.1"},
+		{"Forwarded unterminated quote: peer", fwd, proxy, []header{forwarded(`for="203.0.113.9`)}, "10.0.0.1"},
+		{"Forwarded unterminated quote on the left", fwd, proxy, []header{forwarded(`for="198.51.100.1, for=203.0.113.9`)}, "203.0.113.9"},
+		{"Forwarded pair without value: peer", fwd, proxy, []header{forwarded("for")}, "10.0.0.1"},
+		{"Forwarded empty elements skipped", fwd, proxy, []header{forwarded("for=203.0.113.9, , for=10.0.0.2,")}, "203.0.113.9"},
+		{"Forwarded mapped", fwd, proxy, []header{forwarded(`for="[::ffff:203.0.113.9]"`)}, "203.0.113.9"},
+		{"Forwarded zone", fwd, proxy, []header{forwarded(`for="[fe80::1%eth0]:80"`)}, "fe80::1"},
+		{"Forwarded cap", fwdHops(2), proxy, []header{forwarded("for=203.0.113.9, for=10.0.0.3, for=10.0.0.2")}, "10.0.0.3"},
 
 		// X-Real-IP.
-		{"X-Real-IP", withHeaders(XRealIP), proxy, []header{xRealIP("203.0.113.9")}, "203.0.113.9"},
-		{"X-Real-IP IPv6", withHeaders(XRealIP), proxy, []header{xRealIP("2001:db8::5")}, "2001:db8::5"},
-		{"X-Real-IP last line", withHeaders(XRealIP), proxy, []header{xRealIP("198.51.100.1"), xRealIP("203.0.113.9")}, "203.0.113.9"},
-		{"X-Real-IP list: peer", withHeaders(XRealIP), proxy, []header{xRealIP("198.51.100.1, 203.0.113.9")}, "10.0.0.1"},
-		{"X-Real-IP garbage: peer", withHeaders(XRealIP), proxy, []header{xRealIP("garbage")}, "10.0.0.1"},
+		{"X-Real-IP", withHeader(XRealIP), proxy, []header{xRealIP("203.0.113.9")}, "203.0.113.9"},
+		{"X-Real-IP IPv6", withHeader(XRealIP), proxy, []header{xRealIP("2001:db8::5")}, "2001:db8::5"},
+		{"X-Real-IP last line", withHeader(XRealIP), proxy, []header{xRealIP("198.51.100.1"), xRealIP("203.0.113.9")}, "203.0.113.9"},
+		{"X-Real-IP list: peer", withHeader(XRealIP), proxy, []header{xRealIP("198.51.100.1, 203.0.113.9")}, "10.0.0.1"},
+		{"X-Real-IP garbage: peer", withHeader(XRealIP), proxy, []header{xRealIP("garbage")}, "10.0.0.1"},
 		{"X-Real-IP ignored unless configured", trusted, proxy, []header{xRealIP("203.0.113.9")}, "10.0.0.1"},
 
 		// Which header decides.
-		{"XFF before Forwarded", trusted, proxy, []header{forwarded("for=198.51.100.1"), xff("203.0.113.9")}, "203.0.113.9"},
-		{"Forwarded when XFF absent", trusted, proxy, []header{forwarded("for=203.0.113.9")}, "203.0.113.9"},
+		{"default header ignores Forwarded", trusted, proxy, []header{forwarded("for=198.51.100.1"), xff("203.0.113.9")}, "203.0.113.9"},
+		{"default header: Forwarded alone ignored", trusted, proxy, []header{forwarded("for=203.0.113.9")}, "10.0.0.1"},
 		{"present XFF decides even as garbage", trusted, proxy, []header{xff("garbage"), forwarded("for=198.51.100.1")}, "10.0.0.1"},
-		{"configured order", withHeaders(Forwarded, XForwardedFor), proxy, []header{xff("198.51.100.1"), forwarded("for=203.0.113.9")}, "203.0.113.9"},
-		{"unconfigured header ignored", withHeaders(Forwarded), proxy, []header{xff("198.51.100.1")}, "10.0.0.1"},
+		{"Forwarded configured: XFF ignored", fwd, proxy, []header{xff("198.51.100.1"), forwarded("for=203.0.113.9")}, "203.0.113.9"},
+		{"Forwarded configured: XFF alone ignored", fwd, proxy, []header{xff("198.51.100.1")}, "10.0.0.1"},
+		{"X-Real-IP configured: others ignored", withHeader(XRealIP), proxy, []header{xff("198.51.100.1"), forwarded("for=198.51.100.2"), xRealIP("203.0.113.9")}, "203.0.113.9"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

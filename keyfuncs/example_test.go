@@ -2,6 +2,7 @@ package keyfuncs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -80,27 +81,38 @@ func ExampleParseTrustedProxies() {
 	// true
 }
 
-// The API key when the client sends one, else its address.
+// The API key when the application accepts it, else the client's address: an
+// invented key shares the bucket of the client's requests without a key.
 func ExampleFirstOf() {
 	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
-	key := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), ip.Key)
+	key := keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", keyfuncs.APIKeySet("abc")), ip.Key)
 
 	r := httptest.NewRequest("GET", "/api/resource", nil)
 	r.RemoteAddr = "203.0.113.9:1"
 	fmt.Println(key(r))
 	r.Header.Set("X-API-Key", "abc")
 	fmt.Println(key(r))
+	r.Header.Set("X-API-Key", "invented")
+	fmt.Println(key(r))
 	// Output:
 	// ip:203.0.113.9 <nil>
 	// ak:ba7816bf8f01cfea414140de5dae2223 <nil>
+	// ip:203.0.113.9 <nil>
 }
 
-func ExampleAPIKey() {
+func ExampleValidAPIKey() {
+	valid := func(_ context.Context, key string) (bool, error) { return key == "abc", nil } // your key store
+	apiKey := keyfuncs.ValidAPIKey("X-API-Key", valid)
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("X-API-Key", "abc")
-	key, _ := keyfuncs.APIKey("X-API-Key")(r)
+	key, _ := apiKey(r)
 	fmt.Println(key, key == "ak:"+keyfuncs.HashSecret("abc"))
-	// Output: ak:ba7816bf8f01cfea414140de5dae2223 true
+	r.Header.Set("X-API-Key", "guess")
+	_, err := apiKey(r)
+	fmt.Println(errors.Is(err, keyfuncs.ErrUnknownAPIKey), errors.Is(err, keyfuncs.ErrNoKey))
+	// Output:
+	// ak:ba7816bf8f01cfea414140de5dae2223 true
+	// true true
 }
 
 type userKey struct{}
@@ -117,10 +129,11 @@ func ExampleJoin() {
 	// Output: user:alice|route:GET /reports/{id} <nil>
 }
 
-// The account of a login form; the handler still reads the whole form.
-func ExampleFormField() {
-	account := keyfuncs.FormFieldWith("username", strings.ToLower)
-	r := httptest.NewRequest("POST", "/login", strings.NewReader("username=Alice&password=correct-horse"))
+// The account of a login form, read from the body as the handler reads it and
+// normalised; the handler still reads the whole form.
+func ExampleFormUsername() {
+	account := keyfuncs.FormUsername("username")
+	r := httptest.NewRequest("POST", "/login?username=decoy", strings.NewReader("username=Alice&password=correct-horse"))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	fmt.Println(account(r))
 	fmt.Println(r.PostFormValue("password"))

@@ -52,8 +52,8 @@ func TestFormField(t *testing.T) {
 		return b.String(), w.FormDataContentType()
 	}
 	mpf, mpfType := mpFile()
-	padding := "&pad=" + strings.Repeat("A", MaxFormBytes)
 	long := strings.Repeat("n", 300)
+	tooMany := strings.Repeat("a=1&", 10_001) + "username=alice"
 	cases := []struct {
 		name    string
 		req     *http.Request
@@ -65,31 +65,32 @@ func TestFormField(t *testing.T) {
 		{"escapes", formRequest("POST", "/login", formType, "username=al%20ice+smith"), "form:username:al ice smith", nil},
 		{"escaped name", formRequest("POST", "/login", formType, "user%6Eame=alice"), "form:username:alice", nil},
 		{"first value", formRequest("POST", "/login", formType, "username=alice&username=bob"), "form:username:alice", nil},
-		{"bad pair skipped", formRequest("POST", "/login", formType, "username=%zz&username=bob"), "form:username:bob", nil},
-		{"semicolon pair skipped", formRequest("POST", "/login", formType, "username=eve;x=1&username=bob"), "form:username:bob", nil},
 		{"PUT", formRequest("PUT", "/login", formType, "username=alice"), "form:username:alice", nil},
 		{"PATCH", formRequest("PATCH", "/login", formType, "username=alice"), "form:username:alice", nil},
-		{"body before query", formRequest("POST", "/login?username=query", formType, "username=body"), "form:username:body", nil},
-		{"query when body lacks it", formRequest("POST", "/login?username=query", formType, "password=x"), "form:username:query", nil},
-		{"GET reads no body", formRequest("GET", "/login?username=query", formType, "username=body"), "form:username:query", nil},
-		{"other content type: query only", formRequest("POST", "/login?username=q", "application/json", `{"username":"j"}`), "form:username:q", nil},
+		{"body, not query", formRequest("POST", "/login?username=decoy", formType, "username=body"), "form:username:body", nil},
+		{"query ignored when body lacks it", formRequest("POST", "/login?username=decoy", formType, "password=x"), "", ErrNoKey},
+		{"GET reads the query", formRequest("GET", "/login?username=query", formType, "username=body"), "form:username:query", nil},
+		{"other content type: no body field", formRequest("POST", "/login?username=q", "application/json", `{"username":"j"}`), "", ErrNoKey},
 		{"multipart", formRequest("POST", "/login", mpType, mp), "form:username:carol", nil},
-		{"multipart query first", formRequest("POST", "/login?username=query", mpType, mp), "form:username:query", nil},
+		{"multipart, not query", formRequest("POST", "/login?username=decoy", mpType, mp), "form:username:carol", nil},
 		{"multipart file skipped", formRequest("POST", "/login", mpfType, mpf), "form:username:erin", nil},
 		{"long value hashed", formRequest("POST", "/login", formType, "username="+long), "form:username:" + hashed(long), nil},
 		{"control characters hashed", formRequest("POST", "/login", formType, "username=a%0Ab"), "form:username:" + hashed("a\nb"), nil},
 		{"6 kB value hashed", formRequest("POST", "/login", formType, "username="+strings.Repeat("z", 6<<10)), "form:username:" + hashed(strings.Repeat("z", 6<<10)), nil},
-		{"padded after the field", formRequest("POST", "/login", formType, "username=alice"+padding), "form:username:alice", nil},
+		{"far into the body", formRequest("POST", "/login", formType, "pad="+strings.Repeat("A", 100<<10)+"&username=alice"), "form:username:alice", nil},
 		{"absent", formRequest("POST", "/login", formType, "password=x"), "", ErrNoKey},
 		{"empty", formRequest("POST", "/login", formType, "username=&password=x"), "", ErrNoKey},
 		{"no body", formRequest("POST", "/login", formType, ""), "", ErrNoKey},
-		{"multipart without boundary", formRequest("POST", "/login", "multipart/form-data", mp), "", ErrNoKey},
-		{"multipart garbage", formRequest("POST", "/login", mpType, "garbage"), "", ErrNoKey},
-		{"field beyond the bound", formRequest("POST", "/login", formType, strings.TrimPrefix(padding, "&")+"&username=alice"), "", ErrFormTooLarge},
-		{"field cut by the bound", formRequest("POST", "/login", formType, "username="+strings.Repeat("a", MaxFormBytes)), "", ErrFormTooLarge},
-		{"multipart field beyond the bound", func() *http.Request {
-			body, ct := multipartBody(t, "pad", strings.Repeat("A", MaxFormBytes), "username", "alice")
-			return formRequest("POST", "/login", ct, body)
+		{"bad escape", formRequest("POST", "/login", formType, "username=%zz&username=bob"), "", ErrBadForm},
+		{"semicolon", formRequest("POST", "/login", formType, "username=eve;x=1&username=bob"), "", ErrBadForm},
+		{"more parameters than net/http parses", formRequest("POST", "/login", formType, tooMany), "", ErrBadForm},
+		{"multipart without boundary", formRequest("POST", "/login", "multipart/form-data", mp), "", ErrBadForm},
+		{"multipart garbage", formRequest("POST", "/login", mpType, "garbage"), "", ErrBadForm},
+		{"over net/http's 10 MB", formRequest("POST", "/login", formType, "username=alice&pad="+strings.Repeat("A", 10<<20)), "", ErrFormTooLarge},
+		{"over a MaxBytesReader", func() *http.Request {
+			r := formRequest("POST", "/login", formType, "username=alice&pad="+strings.Repeat("A", 4096))
+			r.Body = http.MaxBytesReader(httptest.NewRecorder(), r.Body, 1024)
+			return r
 		}(), "", ErrFormTooLarge},
 	}
 	username := FormField("username")
@@ -99,87 +100,85 @@ func TestFormField(t *testing.T) {
 			if key != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
 				t.Fatalf("FormField = %q, %v; want %q, %v", truncate(key, 60), err, tc.want, tc.wantErr)
 			}
-			if errors.Is(err, ErrFormTooLarge) && errors.Is(err, ErrNoKey) {
-				t.Fatal("ErrFormTooLarge must not read as ErrNoKey")
+			if (errors.Is(err, ErrFormTooLarge) || errors.Is(err, ErrBadForm)) && errors.Is(err, ErrNoKey) {
+				t.Fatal("a form error must not read as ErrNoKey")
 			}
 		})
 	}
 }
 
-func TestFormFieldAgreesWithFormValue(t *testing.T) {
+// TestFormFieldAgreesWithPostFormValue checks that the key is made of the value
+// the handler acts on: r.PostFormValue for POST, PUT and PATCH, r.FormValue
+// otherwise. A decoy in the query, or a body net/http refuses to parse, never
+// yields a key for a name the handler does not see.
+func TestFormFieldAgreesWithPostFormValue(t *testing.T) {
 	mp, mpType := multipartBody(t, "username", "mp")
+	tooMany := strings.Repeat("a=1&", 10_001) + "username=alice"
 	requests := map[string]func() *http.Request{
-		"urlencoded":      func() *http.Request { return formRequest("POST", "/?username=q", formType, "username=b") },
-		"query fallback":  func() *http.Request { return formRequest("POST", "/?username=q", formType, "other=b") },
-		"multipart":       func() *http.Request { return formRequest("POST", "/", mpType, mp) },
-		"multipart query": func() *http.Request { return formRequest("POST", "/?username=q", mpType, mp) },
-		"GET":             func() *http.Request { return formRequest("GET", "/?username=q", formType, "username=b") },
-		"PUT":             func() *http.Request { return formRequest("PUT", "/", formType, "username=b") },
-		"DELETE":          func() *http.Request { return formRequest("DELETE", "/?username=q", formType, "username=b") },
+		"urlencoded":       func() *http.Request { return formRequest("POST", "/?username=q", formType, "username=b") },
+		"query decoy":      func() *http.Request { return formRequest("POST", "/?username=decoy", formType, "other=b") },
+		"multipart":        func() *http.Request { return formRequest("POST", "/", mpType, mp) },
+		"multipart decoy":  func() *http.Request { return formRequest("POST", "/?username=q", mpType, mp) },
+		"GET":              func() *http.Request { return formRequest("GET", "/?username=q", formType, "username=b") },
+		"PUT":              func() *http.Request { return formRequest("PUT", "/", formType, "username=b") },
+		"DELETE":           func() *http.Request { return formRequest("DELETE", "/?username=q", formType, "username=b") },
+		"10,001 params":    func() *http.Request { return formRequest("POST", "/", formType, tooMany) },
+		"bad escape first": func() *http.Request { return formRequest("POST", "/", formType, "x=%zz&username=b") },
 	}
 	for name, build := range requests {
 		t.Run(name, func(t *testing.T) {
-			key, err := FormField("username")(build())
-			if err != nil {
+			r := build()
+			handler := build()
+			var want string
+			switch r.Method {
+			case http.MethodPost, http.MethodPut, http.MethodPatch:
+				want = handler.PostFormValue("username")
+			default:
+				want = handler.FormValue("username")
+			}
+			key, err := FormField("username")(r)
+			switch {
+			case err == nil:
+				if key != "form:username:"+want {
+					t.Fatalf("FormField = %q, the handler acts on %q", key, want)
+				}
+			case errors.Is(err, ErrBadForm):
+				// Refused outright (400): never charged to another name.
+			case errors.Is(err, ErrNoKey):
+				if want != "" {
+					t.Fatalf("FormField found no key, the handler acts on %q", want)
+				}
+			default:
 				t.Fatal(err)
 			}
-			if want := "form:username:" + build().FormValue("username"); key != want {
-				t.Fatalf("FormField = %q, r.FormValue gives %q", key, want)
+			// The handler finds the form parsed, with the same value.
+			if r.Form == nil || (err == nil && r.PostFormValue("username") != want && r.FormValue("username") != want) {
+				t.Fatal("the form is not left parsed for the handler")
 			}
 		})
 	}
 }
 
-func TestFormFieldLeavesBodyReadable(t *testing.T) {
-	bodies := []string{
-		"username=alice&password=correct-horse",
-		"password=x" + "&pad=" + strings.Repeat("A", MaxFormBytes+100) + "&username=alice",
-	}
-	for _, body := range bodies {
-		r := formRequest("POST", "/login", formType, body)
-		closed := &closeRecorder{Reader: r.Body}
-		r.Body = closed
-		_, _ = FormField("username")(r)
-		_, _ = FormField("password")(r) // a second field reuses the first read
-		got, err := io.ReadAll(r.Body)
-		if err != nil || string(got) != body {
-			t.Fatalf("handler read %d bytes (err %v), want the %d-byte body intact", len(got), err, len(body))
-		}
-		if err := r.Body.Close(); err != nil || !closed.closed {
-			t.Fatalf("closing the replayed body did not close the original (err %v)", err)
-		}
-	}
-	// The handler's own form parsing still works.
+func TestFormFieldLeavesFormForTheHandler(t *testing.T) {
 	r := formRequest("POST", "/login", formType, "username=alice&password=correct-horse")
 	if key, err := FormField("username")(r); err != nil || key != "form:username:alice" {
 		t.Fatalf("FormField = %q, %v", key, err)
 	}
-	if r.PostFormValue("password") != "correct-horse" {
-		t.Fatalf("handler's ParseForm saw %q", r.PostFormValue("password"))
+	if got := r.PostFormValue("password"); got != "correct-horse" {
+		t.Fatalf("handler's PostFormValue saw %q", got)
+	}
+	if _, err := FormField("password")(r); err != nil {
+		t.Fatalf("a second field on the parsed form: %v", err)
 	}
 }
-
-type closeRecorder struct {
-	io.Reader
-	closed bool
-}
-
-func (c *closeRecorder) Close() error { c.closed = true; return nil }
 
 func TestFormFieldReadError(t *testing.T) {
 	r := formRequest("POST", "/login", formType, "")
 	broken := errors.New("connection reset")
 	r.Body = io.NopCloser(io.MultiReader(strings.NewReader("username=al"), errReader{broken}))
 	_, err := FormField("username")(r)
-	if !errors.Is(err, broken) || errors.Is(err, ErrNoKey) {
-		t.Fatalf("err = %v, want the read error (not ErrNoKey)", err)
-	}
-	if _, err := FormField("username")(r); !errors.Is(err, broken) {
-		t.Fatalf("second call: err = %v, want the read error again", err)
-	}
-	got, err := io.ReadAll(r.Body)
-	if string(got) != "username=al" || !errors.Is(err, broken) {
-		t.Fatalf("handler reads %q, %v; want the prefix then the error", got, err)
+	if !errors.Is(err, ErrBadForm) || errors.Is(err, ErrNoKey) {
+		t.Fatalf("err = %v, want ErrBadForm (not ErrNoKey)", err)
 	}
 }
 
@@ -195,7 +194,7 @@ func TestFormFieldUsesParsedForm(t *testing.T) {
 	if key, err := FormField("username")(r); err != nil || key != "form:username:alice" {
 		t.Fatalf("FormField after ParseForm = %q, %v", key, err)
 	}
-	r.Form = url.Values{}
+	r.PostForm, r.Form = url.Values{}, url.Values{}
 	if _, err := FormField("username")(r); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("an empty parsed form: err = %v, want ErrNoKey", err)
 	}

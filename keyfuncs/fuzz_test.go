@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -135,7 +134,7 @@ func FuzzXForwardedFor(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line1, line2 string, hops uint8) {
 		c := mustClientIP(t, ClientIPConfig{
 			TrustedProxies: prefixes(t, fuzzTrusted),
-			Headers:        []Header{XForwardedFor},
+			Header:         XForwardedFor,
 			MaxHops:        int(hops%32) + 1,
 		})
 		lines := []string{line1, line2}
@@ -175,7 +174,7 @@ func FuzzForwarded(f *testing.F) {
 	f.Add(`for="`, `;;,,`)
 	f.Add(`for=1.2.3.4;for=5.6.7.8`, `for="[::ffff:10.0.0.1]"`)
 	f.Fuzz(func(t *testing.T, line1, line2 string) {
-		c := mustClientIP(t, ClientIPConfig{TrustedProxies: prefixes(t, fuzzTrusted), Headers: []Header{Forwarded}})
+		c := mustClientIP(t, ClientIPConfig{TrustedProxies: prefixes(t, fuzzTrusted), Header: Forwarded})
 		r := newRequest(fuzzProxy, forwarded(line1), forwarded(line2))
 		got, err := c.Addr(r)
 		if err != nil {
@@ -209,7 +208,7 @@ func FuzzXRealIP(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		c := mustClientIP(t, ClientIPConfig{TrustedProxies: prefixes(t, fuzzTrusted), Headers: []Header{XRealIP}})
+		c := mustClientIP(t, ClientIPConfig{TrustedProxies: prefixes(t, fuzzTrusted), Header: XRealIP})
 		r := newRequest(fuzzProxy, xRealIP(value))
 		got, err := c.Addr(r)
 		if err != nil {
@@ -236,11 +235,8 @@ func FuzzClientIP(f *testing.F) {
 	f.Add("", "1.2.3.4", "", "", uint8(5), false)
 	f.Add("@", "", "", "", uint8(0), false)
 	f.Fuzz(func(t *testing.T, remote, xffLine, forwardedLine, realIPLine string, order uint8, trustAll bool) {
-		orders := [][]Header{
-			{XForwardedFor, Forwarded}, {Forwarded, XForwardedFor}, {XRealIP},
-			{XRealIP, XForwardedFor, Forwarded}, {Forwarded}, {XForwardedFor},
-		}
-		cfg := ClientIPConfig{TrustedProxies: prefixes(t, fuzzTrusted), Headers: orders[int(order)%len(orders)], IPv6Prefix: 56}
+		headers := []Header{0, XForwardedFor, Forwarded, XRealIP}
+		cfg := ClientIPConfig{TrustedProxies: prefixes(t, fuzzTrusted), Header: headers[int(order)%len(headers)], IPv6Prefix: 56}
 		if trustAll {
 			cfg.TrustedProxies = prefixes(t, "0.0.0.0/0, ::/0")
 		}
@@ -388,13 +384,16 @@ func FuzzFormField(f *testing.F) {
 			if !strings.HasPrefix(key, "form:username:") {
 				t.Fatalf("key %q", key)
 			}
-		case errors.Is(err, ErrNoKey), errors.Is(err, ErrFormTooLarge):
+			want := r.FormValue("username")
+			if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+				want = r.PostFormValue("username")
+			}
+			if key != boundKey("form:username:"+safeValue(want)) {
+				t.Fatalf("key %q, the handler acts on %q", key, want)
+			}
+		case errors.Is(err, ErrNoKey), errors.Is(err, ErrFormTooLarge), errors.Is(err, ErrBadForm):
 		default:
 			t.Fatalf("FormField: %v", err)
-		}
-		rest, err := io.ReadAll(r.Body)
-		if err != nil || !bytes.Equal(rest, body) {
-			t.Fatalf("the handler reads %d bytes (err %v), want the %d-byte body", len(rest), err, len(body))
 		}
 	})
 }

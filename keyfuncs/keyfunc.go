@@ -34,9 +34,10 @@ func Const(key string) KeyFunc {
 // found. A function that reports ErrNoKey is skipped; any other error stops the
 // search and is returned. When no function finds a key, the result wraps ErrNoKey.
 //
-// Typical use: the API key when the client sends one, else the client IP:
+// Typical use: the API key when the application accepts it, else the client IP
+// (an invented key is limited by the address, never by a bucket of its own):
 //
-//	keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), ip.Key)
+//	keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", valid), ip.Key)
 func FirstOf(fns ...KeyFunc) KeyFunc {
 	fns = append([]KeyFunc(nil), fns...)
 	for i, fn := range fns {

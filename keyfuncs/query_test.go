@@ -28,6 +28,8 @@ func TestQuery(t *testing.T) {
 		{"/?account=", "", ErrNoKey},
 		{"/?account", "", ErrNoKey},
 		{"/?accounts=alice", "", ErrNoKey},
+		{"/?" + strings.Repeat("a=1&", 10_001) + "account=alice", "", ErrBadForm},
+		{"/?account=%zz", "", ErrBadForm},
 	}
 	account := Query("account")
 	for _, tc := range cases {

@@ -57,14 +57,13 @@ func longChain(n int, hop func(i int) string) string {
 
 func spoofAttempts(t *testing.T) []spoofAttempt {
 	open := ClientIPConfig{}
-	openAllHeaders := ClientIPConfig{Headers: []Header{XForwardedFor, Forwarded, XRealIP}}
+	openRealIP := ClientIPConfig{Header: XRealIP}
+	openForwarded := ClientIPConfig{Header: Forwarded}
 	trusted := ClientIPConfig{TrustedProxies: prefixes(t, "10.0.0.0/8, 2001:db8:ffff::/48")}
-	trustedAllHeaders := trusted
-	trustedAllHeaders.Headers = []Header{XForwardedFor, Forwarded, XRealIP}
 	trustedForwardedOnly := trusted
-	trustedForwardedOnly.Headers = []Header{Forwarded}
+	trustedForwardedOnly.Header = Forwarded
 	trustedRealIPOnly := trusted
-	trustedRealIPOnly.Headers = []Header{XRealIP}
+	trustedRealIPOnly.Header = XRealIP
 
 	const attacker = "203.0.113.9:40000"
 	const proxy = "10.0.0.1:443"
@@ -75,17 +74,17 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 
 	return []spoofAttempt{
 		// With no trusted proxy, no header counts.
-		{"no trusted proxy: rotating X-Forwarded-For", openAllHeaders,
+		{"no trusted proxy: rotating X-Forwarded-For", open,
 			rotate(attacker, spoofedAddresses, func(v string) []header { return []header{xff(v)} }), "ip:203.0.113.9"},
-		{"no trusted proxy: rotating X-Real-IP", openAllHeaders,
+		{"no trusted proxy: rotating X-Real-IP", openRealIP,
 			rotate(attacker, spoofedAddresses, func(v string) []header { return []header{xRealIP(v)} }), "ip:203.0.113.9"},
-		{"no trusted proxy: rotating Forwarded", openAllHeaders,
+		{"no trusted proxy: rotating Forwarded", openForwarded,
 			rotate(attacker, spoofedAddresses, func(v string) []header { return []header{forwarded(`for="` + v + `"`)} }), "ip:203.0.113.9"},
 		{"no trusted proxy: all headers at once", open,
 			rotate(attacker, spoofedAddresses, func(v string) []header {
 				return []header{xff(v), xff(v + ", " + v), forwarded("for=" + v), xRealIP(v)}
 			}), "ip:203.0.113.9"},
-		{"untrusted peer claiming to be a proxy", trustedAllHeaders,
+		{"untrusted peer claiming to be a proxy", trusted,
 			rotate(attacker, spoofedAddresses, func(v string) []header {
 				return []header{xff(v + ", 10.0.0.2"), forwarded("for=" + v + ", for=10.0.0.2"), xRealIP(v)}
 			}), "ip:203.0.113.9"},
@@ -97,11 +96,11 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 			rotate(proxy, spoofedAddresses, func(v string) []header { return []header{xff(v), xff("203.0.113.9")} }), "ip:203.0.113.9"},
 		{"trusted proxy: client claims a trusted hop", trusted,
 			rotate(proxy, spoofedAddresses, func(v string) []header { return []header{xff(v + ", 10.9.9.9, 203.0.113.9, 10.0.0.2")} }), "ip:203.0.113.9"},
-		{"trusted proxy: rotating the leftmost Forwarded element", trusted,
+		{"trusted proxy: rotating the leftmost Forwarded element", trustedForwardedOnly,
 			rotate(proxy, spoofedAddresses, func(v string) []header {
 				return []header{forwarded(`for="` + v + `", for=203.0.113.9;proto=https`)}
 			}), "ip:203.0.113.9"},
-		{"trusted proxy: malformed client text before the proxy's element", trusted,
+		{"trusted proxy: malformed client text before the proxy's element", trustedForwardedOnly,
 			rotate(proxy, []string{`for="`, `for="1.2.3.4`, `for=1.2.3.4;for=5.6.7.8`, `"\`, `for="\"`, `;;;`, `=`, `for=[::1`},
 				func(v string) []header { return []header{forwarded(v + ", for=203.0.113.9")} }), "ip:203.0.113.9"},
 		{"trusted proxy: Forwarded spoofed while the proxy sets X-Forwarded-For", trusted,
@@ -112,6 +111,10 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 			rotate(proxy, spoofedAddresses, func(v string) []header {
 				return []header{xff(v), forwarded("for=203.0.113.9")}
 			}), "ip:203.0.113.9"},
+		{"trusted proxy sets Forwarded, default header: Forwarded ignored", trusted,
+			rotate(proxy, spoofedAddresses, func(v string) []header {
+				return []header{forwarded("for=" + v)}
+			}), "ip:10.0.0.1"},
 		{"trusted proxy overwrites X-Real-IP: X-Forwarded-For spoofed", trustedRealIPOnly,
 			rotate(proxy, spoofedAddresses, func(v string) []header {
 				return []header{xff(v), forwarded("for=" + v), xRealIP("203.0.113.9")}
@@ -130,7 +133,7 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 		{"IPv4-mapped IPv6 is IPv4", trusted, []requestSpec{
 			{remote: "203.0.113.9:1"}, {remote: "[::ffff:203.0.113.9]:2"},
 			{remote: proxy, headers: []header{xff("::ffff:203.0.113.9")}},
-			{remote: proxy, headers: []header{forwarded(`for="[::ffff:203.0.113.9]:99"`)}},
+			{remote: proxy, headers: []header{forwarded(`for="[::ffff:203.0.113.9]:99"`), xff("203.0.113.9")}},
 			{remote: "[::ffff:10.0.0.1]:443", headers: []header{xff("203.0.113.9")}},
 		}, "ip:203.0.113.9"},
 		{"zones are dropped", trusted, []requestSpec{
@@ -142,9 +145,9 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 		// Garbage falls back to the TCP peer.
 		{"garbage X-Forwarded-For: the proxy", trusted,
 			rotate(proxy, append([]string{"for=1.2.3.4"}, garbageValues...), func(v string) []header { return []header{xff(v)} }), "ip:10.0.0.1"},
-		{"garbage Forwarded: the proxy", trusted,
+		{"garbage Forwarded: the proxy", trustedForwardedOnly,
 			rotate(proxy, garbageValues, func(v string) []header { return []header{forwarded(v)} }), "ip:10.0.0.1"},
-		{"garbage Forwarded for: the proxy", trusted,
+		{"garbage Forwarded for: the proxy", trustedForwardedOnly,
 			rotate(proxy, garbageValues, func(v string) []header { return []header{forwarded("for=" + v)} }), "ip:10.0.0.1"},
 		{"garbage X-Real-IP: the proxy", trustedRealIPOnly,
 			rotate(proxy, garbageValues, func(v string) []header { return []header{xRealIP(v)} }), "ip:10.0.0.1"},
@@ -161,6 +164,8 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 		{"10k spoofed hops before the client", trusted, []requestSpec{
 			{remote: proxy, headers: []header{xff(tenThousandSpoofed + ", 203.0.113.9")}},
 			{remote: proxy, headers: []header{xff(tenThousandSpoofed), xff("203.0.113.9, 10.0.0.2")}},
+		}, "ip:203.0.113.9"},
+		{"10k spoofed Forwarded elements before the client", trustedForwardedOnly, []requestSpec{
 			{remote: proxy, headers: []header{forwarded(tenThousandForwarded + ", for=203.0.113.9")}},
 		}, "ip:203.0.113.9"},
 		{"10k trusted hops: the cap's last hop, never further left", trusted, []requestSpec{

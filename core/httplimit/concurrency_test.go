@@ -141,11 +141,11 @@ func TestLeakyBucketGivesTheSlotBackWhenTheClientLeaves(t *testing.T) {
 	if ran {
 		t.Fatal("the handler ran for a client that left while queued")
 	}
-	// Its slot was given back, so the next one is queued (and we leave at once).
+	// Its slot was given back, so the next one is queued (and we leave at once,
+	// after the decision: a store refuses to decide for a cancelled context).
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	cancel2()
-	r := request("192.0.2.1:1", "X-Key", "a").WithContext(ctx2)
-	tk := l.Start(r, http.Header{})
+	tk := l.Start(request("192.0.2.1:1", "X-Key", "a"), http.Header{})
 	if tk.Outcome() != httplimit.Admitted || tk.Delay() != time.Hour {
 		t.Fatalf("after the refund: %v with delay %v, want admitted with a 1h wait", tk.Outcome(), tk.Delay())
 	}

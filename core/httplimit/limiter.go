@@ -25,7 +25,7 @@ type Limiter struct {
 	shadow   bool
 	observer Observer
 	fields   Fields
-	fallback KeyFunc
+	fallback *keyFallback
 
 	releaseTimeout time.Duration
 	adapter        []any
@@ -86,6 +86,9 @@ func New(store core.Store, limits Limits, options ...Option) (*Limiter, error) {
 		l.refunder = refunder // gives back the slot of a request that stopped waiting
 	}
 	if err := l.checkRules(); err != nil {
+		return nil, err
+	}
+	if err := l.checkFallback(); err != nil {
 		return nil, err
 	}
 	l.tickets.New = func() any { return newTicket(l, len(l.rules), l.policyField != nil) }

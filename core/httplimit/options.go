@@ -21,7 +21,7 @@ type settings struct {
 	shadow         bool
 	observer       Observer
 	fields         Fields
-	fallback       KeyFunc
+	fallback       *keyFallback
 	fallbackSet    bool
 	releaseTimeout time.Duration
 	adapter        []any
@@ -169,14 +169,25 @@ func WithFields(f Fields) Option {
 	}
 }
 
-// WithKeyFallback sets the key a policy uses when its key function fails or
-// returns an empty or oversized key. The default is the TCP peer's address (IPv6
-// grouped by /64), so a request without the expected identity is still limited.
-// WithKeyFallback(nil) refuses such requests instead: they go to the error handler
-// with an error wrapping ErrUnidentified (400 by default).
-func WithKeyFallback(key KeyFunc) Option {
+// WithKeyFallback chooses what happens to a request whose key function finds no
+// identity (keyfuncs.ErrNoKey, an empty or an oversized key), for example a
+// request without a tenant in its context or without the form field:
+//
+//   - ClientIPFallback(ip): limit it by the client's address (the default, with
+//     the TCP peer's address);
+//   - RefuseFallback(): refuse it as unidentified (400 by default);
+//   - SkipFallback(): do not limit it here (single-policy limiters only).
+//
+// A key function's other errors are never a missing identity: they always
+// refuse the request (ErrUnidentified). Every fallback taken is reported to a
+// KeyFallbackObserver, to be counted and logged. WithKeyFallback(nil) is
+// RefuseFallback().
+func WithKeyFallback(f KeyFallback) Option {
 	return func(s *settings) error {
-		s.fallback, s.fallbackSet = key, true
+		if f == nil {
+			f = RefuseFallback()
+		}
+		s.fallback, s.fallbackSet = f.keyFallback(), true
 		return nil
 	}
 }

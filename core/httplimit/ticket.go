@@ -107,6 +107,11 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	t := l.tickets.Get().(*Ticket)
 	t.r = r
 	if err := l.prepare(t, r); err != nil {
+		if err == errSkip { // SkipFallback: exempt, as a skipper would
+			t.reset()
+			l.tickets.Put(t)
+			return nil
+		}
 		return l.fail(t, err)
 	}
 	ctx := r.Context()

@@ -36,9 +36,10 @@ func WithClock(clock func() time.Time) Option {
 }
 
 // WithMaxKeys caps how many keys the store holds (default DefaultMaxKeys). The cap is
-// split evenly over the shards, rounded down. A shard at its cap evicts a key for
-// each new one; only when every sampled key is being decided at that instant does
-// it hold one more for a while (see the package documentation).
+// split evenly over the shards, rounded down. A shard at its cap evicts a recovered
+// key for each new one; when it finds none, it never evicts a key that still
+// restricts its client, and decides the new key against its policy's shared
+// overflow entry instead (see the package documentation).
 func WithMaxKeys(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

@@ -7,8 +7,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// evictionSample is how many entries a full shard samples to pick one to evict.
-const evictionSample = 8
+// evictionSample is how many entries a full shard looks at for a recovered one
+// to evict before it decides a new key against the overflow entry.
+const evictionSample = 32
 
 // shard is a slice of the key space. Lookups read its table without a lock; its
 // mutex serialises the changes to the table (inserts, evictions, sweeps), and each
@@ -20,7 +21,8 @@ type shard struct {
 	live  int    // entries in the table; requires mu
 	used  int    // slots taken by entries or tombstones; requires mu
 	rng   uint64 // xorshift state that spreads eviction samples; requires mu
-	_     [24]byte
+	early int64  // recovered entries evicted to make room; requires mu
+	_     [16]byte
 }
 
 func (sh *shard) init(seed uint64) {
@@ -29,16 +31,20 @@ func (sh *shard) init(seed uint64) {
 }
 
 // acquire returns the entry of (policy, key) with its mutex held, creating the
-// entry when missing. It reports whether a live entry was evicted to make room.
-func (sh *shard) acquire(h uint64, p core.Policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.lockFound(h, p.ID(), key); e != nil {
-		return e, false
+// entry when missing. It returns nil when the key has no entry and the shard is
+// full of entries that still restrict their keys: the caller then decides against
+// the policy's overflow entry.
+func (sh *shard) acquire(h uint64, p core.Policy, key string, maxKeys int, now int64) *entry {
+	if e := sh.lockFound(h, p.ID(), key); e != nil {
+		return e
 	}
 	sh.mu.Lock()
-	e, evictedLive = sh.lookupLocked(h, p, key, maxKeys, now)
-	e.mu.Lock()
+	e := sh.lookupLocked(h, p, key, maxKeys, now)
+	if e != nil {
+		e.mu.Lock()
+	}
 	sh.mu.Unlock()
-	return e, evictedLive
+	return e
 }
 
 // acquireExisting returns the entry of (policy, key) with its mutex held, or nil
@@ -73,26 +79,43 @@ func (sh *shard) lockFound(h uint64, id, key string) *entry {
 }
 
 // lookupLocked returns the entry of (policy, key), inserting it when missing.
-// When the shard holds maxKeys entries already, it first evicts the sampled entry
-// that recovers soonest, and reports whether that entry was still live. Requires
-// sh.mu; the entry's mutex is not taken.
-func (sh *shard) lookupLocked(h uint64, p core.Policy, key string, maxKeys int, now int64) (e *entry, evictedLive bool) {
-	if e = sh.table.Load().find(h, p.ID(), key); e != nil {
-		return e, false
+// When the shard holds maxKeys entries already, it first evicts a recovered entry;
+// when it finds none, it inserts nothing and returns nil. Requires sh.mu; the
+// entry's mutex is not taken.
+func (sh *shard) lookupLocked(h uint64, p core.Policy, key string, maxKeys int, now int64) *entry {
+	if e := sh.table.Load().find(h, p.ID(), key); e != nil {
+		return e
 	}
-	if sh.live >= maxKeys {
-		evictedLive = sh.evictOne(now)
+	if !sh.reserve(maxKeys, now) {
+		return nil
 	}
+	e := &entry{hash: h, id: p.ID(), key: key, policy: p}
+	sh.insertReserved(e)
+	return e
+}
+
+// reserve makes room for one more entry and counts it as live: at once when the
+// shard is under maxKeys, else by evicting a recovered entry. It reports false,
+// reserving nothing, when every sampled entry still restricts its key. Requires
+// sh.mu.
+func (sh *shard) reserve(maxKeys int, now int64) bool {
+	if sh.live >= maxKeys && !sh.evictRecovered(now) {
+		return false
+	}
+	sh.live++
+	return true
+}
+
+// insertReserved places e, for which reserve made room, into the table. Requires
+// sh.mu.
+func (sh *shard) insertReserved(e *entry) {
 	t := sh.table.Load()
 	if t.full(sh.used) {
-		t = sh.rebuild(sh.live + 1)
+		t = sh.rebuild(sh.live)
 	}
-	e = &entry{hash: h, id: p.ID(), key: key, policy: p}
 	if t.place(e) {
 		sh.used++
 	}
-	sh.live++
-	return e, evictedLive
 }
 
 // rebuild publishes a table holding the live entries, sized so that want entries
@@ -112,34 +135,32 @@ func (sh *shard) rebuild(want int) *table {
 	return t
 }
 
-// evictOne removes the entry that recovers soonest among a few sampled ones, from a
-// random place in the table. Entries in use (their mutex held) are not sampled.
-// Requires sh.mu.
-func (sh *shard) evictOne(now int64) (live bool) {
+// evictRecovered removes an entry whose state has fully recovered (it decides
+// exactly like a missing one), looking at up to evictionSample entries from a
+// random place in the table, and reports whether it found one. An entry that
+// still restricts its key (a locked account, an empty bucket, a debt) is never
+// evicted, nor is an entry in use (its mutex held). Requires sh.mu.
+func (sh *shard) evictRecovered(now int64) bool {
 	var victim *entry
-	var victimAt int64
 	seen := 0
 	sh.table.Load().each(sh.random(), func(e *entry) bool {
-		if !e.mu.TryLock() {
-			return true
-		}
-		switch at := e.recoveredAt(now); {
-		case victim == nil:
-			victim, victimAt = e, at
-		case at < victimAt:
-			victim.mu.Unlock()
-			victim, victimAt = e, at
-		default:
-			e.mu.Unlock()
-		}
 		seen++
-		return seen < evictionSample && victimAt > now
+		if !e.mu.TryLock() {
+			return seen < evictionSample
+		}
+		if e.recoveredAt(now) <= now {
+			victim = e
+			return false
+		}
+		e.mu.Unlock()
+		return seen < evictionSample
 	})
 	if victim == nil {
 		return false
 	}
 	sh.drop(victim)
-	return victimAt > now
+	sh.early++
+	return true
 }
 
 // drop marks e dead, releases its mutex and takes it out of the table. Requires

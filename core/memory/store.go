@@ -29,8 +29,14 @@ type Store struct {
 	stop     chan struct{}
 	finished sync.WaitGroup
 
-	evicted      atomic.Int64 // recovered keys removed by sweeps
-	evictedEarly atomic.Int64 // live keys removed because a shard was full
+	// overflow maps each policy's ID to its overflow entry: new keys are decided
+	// against it while their shard is full of entries that still restrict their
+	// keys. The map is copied on write (under overflowMu) and read without a lock.
+	overflowMu sync.Mutex
+	overflow   atomic.Pointer[map[string]*entry]
+
+	evicted    atomic.Int64 // recovered keys removed by sweeps
+	overflowed atomic.Int64 // decisions taken against an overflow entry
 }
 
 var _ core.Store = (*Store)(nil)
@@ -97,17 +103,82 @@ func (s *Store) hash(_, key string) uint64 {
 
 func (s *Store) shard(h uint64) *shard { return &s.shards[h&s.mask] }
 
+// overflowEntry returns the overflow entry of policy p, creating it when missing.
+func (s *Store) overflowEntry(p core.Policy) *entry {
+	if e := s.existingOverflow(p.ID()); e != nil {
+		return e
+	}
+	s.overflowMu.Lock()
+	defer s.overflowMu.Unlock()
+	old := s.overflowMap()
+	if e := old[p.ID()]; e != nil {
+		return e
+	}
+	e := &entry{id: p.ID(), key: overflowKey, policy: p}
+	next := make(map[string]*entry, len(old)+1)
+	for id, o := range old {
+		next[id] = o
+	}
+	next[p.ID()] = e
+	s.overflow.Store(&next)
+	return e
+}
+
+// lockOverflow returns the overflow entry of policy p with its mutex held, never
+// one that a sweep has just dropped.
+func (s *Store) lockOverflow(p core.Policy) *entry {
+	for {
+		e := s.overflowEntry(p)
+		e.mu.Lock()
+		if !e.dead {
+			return e
+		}
+		e.mu.Unlock()
+	}
+}
+
+// overflowMap is the current map of overflow entries (nil when there is none).
+func (s *Store) overflowMap() map[string]*entry {
+	if m := s.overflow.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// overflowKey names the overflow entries in their own fields; it is no client's key.
+const overflowKey = "\x00overflow"
+
+// existingOverflow returns the overflow entry of the policy with that ID, or nil.
+func (s *Store) existingOverflow(id string) *entry {
+	return s.overflowMap()[id]
+}
+
+// checkContext returns ctx's error, wrapped, when ctx is done (core.Store's contract).
+func checkContext(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	return nil
+}
+
 // Decide applies one request. It allocates nothing when the key already has state.
-func (s *Store) Decide(_ context.Context, req core.Request) (res core.Result, err error) {
+func (s *Store) Decide(ctx context.Context, req core.Request) (res core.Result, err error) {
 	if s.closed.Load() {
 		return res, ErrClosed
+	}
+	if err := checkContext(ctx); err != nil {
+		return res, err
 	}
 	if err := req.Check(); err != nil {
 		return res, err
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
-	e, evictedLive := s.shard(h).acquire(h, req.Policy, req.Key, s.perShard, now)
+	e := s.shard(h).acquire(h, req.Policy, req.Key, s.perShard, now)
+	if e == nil {
+		e = s.lockOverflow(req.Policy)
+		s.overflowed.Add(1)
+	}
 	if keepsSlices(req.Policy.Algorithm()) {
 		log, leases := e.state.Log, e.state.Leases
 		core.StepInPlace(&e.state, &req, now, &res)
@@ -118,9 +189,6 @@ func (s *Store) Decide(_ context.Context, req core.Request) (res core.Result, er
 		core.StepInPlace(&e.state, &req, now, &res) // without touching the slices' cache line
 	}
 	e.mu.Unlock()
-	if evictedLive {
-		s.evictedEarly.Add(1)
-	}
 	return res, nil
 }
 
@@ -133,9 +201,14 @@ const maxInlineStack = 8
 // DecideStack applies the requests as one all-or-nothing decision. It locks the
 // shards involved in ascending order, so concurrent stacks cannot deadlock, and
 // then the entries: an entry is only ever locked by a stack that holds its shard.
-func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+// A key without an entry is decided on a fresh state, and its entry is inserted
+// only when the stack is admitted: a refused stack creates no entries.
+func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
+	}
+	if err := checkContext(ctx); err != nil {
+		return false, err
 	}
 	if err := core.CheckStack(reqs, results); err != nil {
 		return false, err
@@ -145,11 +218,13 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 		inlineHashes  [maxInlineStack]uint64
 		inlineEntries [maxInlineStack]*entry
 		inlineNext    [maxInlineStack]core.State
+		inlineFresh   [maxInlineStack]bool
 	)
-	shardIDs, hashes, entries, next := inlineShards[:0], inlineHashes[:0], inlineEntries[:0], inlineNext[:0]
+	shardIDs, hashes, entries, next, fresh := inlineShards[:0], inlineHashes[:0], inlineEntries[:0], inlineNext[:0], inlineFresh[:0]
 	if len(reqs) > maxInlineStack {
 		shardIDs, hashes = make([]int, 0, len(reqs)), make([]uint64, 0, len(reqs))
 		entries, next = make([]*entry, 0, len(reqs)), make([]core.State, 0, len(reqs))
+		fresh = make([]bool, 0, len(reqs))
 	}
 	for i := range reqs {
 		h := s.hash(reqs[i].Policy.ID(), reqs[i].Key)
@@ -160,17 +235,24 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 		s.shards[id].mu.Lock()
 	}
 	now := s.now()
-	allowed, evictions := true, int64(0)
+	allowed, overflowed := true, int64(0)
 	for i := range reqs {
-		e, evictedLive := s.shard(hashes[i]).lookupLocked(hashes[i], reqs[i].Policy, reqs[i].Key, s.perShard, now)
-		if evictedLive {
-			evictions++
+		sh, req := s.shard(hashes[i]), &reqs[i]
+		e, isFresh, locked := sh.table.Load().find(hashes[i], req.Policy.ID(), req.Key), false, false
+		switch {
+		case e != nil:
+		case sh.reserve(s.perShard, now):
+			// A fresh entry, published only if the stack is admitted.
+			e, isFresh = &entry{hash: hashes[i], id: req.Policy.ID(), key: req.Key, policy: req.Policy}, true
+		default:
+			e, locked = s.lockOverflow(req.Policy), true // one per policy: no other of the stack's
+			overflowed++
 		}
-		if !slices.Contains(entries, e) {
+		if !locked && !slices.Contains(entries, e) {
 			e.mu.Lock() // now no later insert of this stack can evict it
 		}
-		entries = append(entries, e)
-		st, res := core.StepRequest(e.state, &reqs[i], now)
+		entries, fresh = append(entries, e), append(fresh, isFresh)
+		st, res := core.StepRequest(e.state, req, now)
 		next, results[i] = append(next, st), res
 		allowed = allowed && res.Allowed
 	}
@@ -178,8 +260,16 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 		switch {
 		case allowed:
 			e.commit(next[i])
-		case results[i].Allowed:
-			_, results[i] = core.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
+			if fresh[i] {
+				s.shard(hashes[i]).insertReserved(e)
+			}
+		default:
+			if fresh[i] {
+				s.shard(hashes[i]).live-- // give back the reservation
+			}
+			if results[i].Allowed {
+				_, results[i] = core.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
+			}
 		}
 	}
 	for i, e := range entries {
@@ -190,8 +280,8 @@ func (s *Store) DecideStack(_ context.Context, reqs []core.Request, results []co
 	for i := len(shardIDs) - 1; i >= 0; i-- {
 		s.shards[shardIDs[i]].mu.Unlock()
 	}
-	if evictions > 0 {
-		s.evictedEarly.Add(evictions)
+	if overflowed > 0 {
+		s.overflowed.Add(overflowed)
 	}
 	return allowed, nil
 }
@@ -211,10 +301,14 @@ func insertSorted(ids []int, id int) []int {
 	return ids
 }
 
-// Release ends a concurrency lease.
-func (s *Store) Release(_ context.Context, req core.Request, lease uint64) error {
+// Release ends a concurrency lease. A lease taken from the policy's overflow entry
+// (the key had no entry) is released there: lease numbers are unique.
+func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
 	}
 	if req.Policy.Algorithm() != core.Concurrency {
 		return fmt.Errorf("memory: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
@@ -222,7 +316,10 @@ func (s *Store) Release(_ context.Context, req core.Request, lease uint64) error
 	h := s.hash(req.Policy.ID(), req.Key)
 	e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key)
 	if e == nil {
-		return nil
+		if e = s.existingOverflow(req.Policy.ID()); e == nil {
+			return nil
+		}
+		e.mu.Lock()
 	}
 	e.state = core.ReleaseLease(e.state, lease)
 	e.mu.Unlock()
@@ -240,7 +337,36 @@ func (s *Store) Sweep() int {
 		sh.mu.Unlock()
 	}
 	s.evicted.Add(int64(total))
+	s.sweepOverflow(now)
 	return total
+}
+
+// sweepOverflow forgets the overflow entries that have recovered: a later overflow
+// starts a fresh one, which decides the same.
+func (s *Store) sweepOverflow(now int64) {
+	s.overflowMu.Lock()
+	defer s.overflowMu.Unlock()
+	old := s.overflowMap()
+	if len(old) == 0 {
+		return
+	}
+	next := make(map[string]*entry, len(old))
+	for id, e := range old {
+		if e.mu.TryLock() {
+			recovered := e.recoveredAt(now) <= now
+			if recovered {
+				e.dead = true // a decision that found it before the swap decides on it harmlessly
+			}
+			e.mu.Unlock()
+			if recovered {
+				continue
+			}
+		}
+		next[id] = e
+	}
+	if len(next) < len(old) {
+		s.overflow.Store(&next)
+	}
 }
 
 func (s *Store) janitor(interval time.Duration) {
@@ -259,18 +385,26 @@ func (s *Store) janitor(interval time.Duration) {
 
 // Stats describes the store's contents.
 type Stats struct {
-	Keys         int   // keys held now
-	Evicted      int64 // recovered keys evicted by sweeps
-	EvictedEarly int64 // unrecovered keys evicted because a shard hit the key cap
+	Keys    int   // keys held now
+	Evicted int64 // recovered keys evicted by sweeps
+	// EvictedEarly counts recovered keys evicted, before a sweep, to make room
+	// for a new key in a full shard. A key that still restricts its client is
+	// never evicted.
+	EvictedEarly int64
+	// Overflowed counts decisions taken against a policy's shared overflow entry
+	// because the new key's shard was full of keys that still restrict their
+	// clients (see WithMaxKeys).
+	Overflowed int64
 }
 
 // Stats counts the keys held and evicted. It locks each shard in turn.
 func (s *Store) Stats() Stats {
-	st := Stats{Evicted: s.evicted.Load(), EvictedEarly: s.evictedEarly.Load()}
+	st := Stats{Evicted: s.evicted.Load(), Overflowed: s.overflowed.Load()}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		st.Keys += sh.live
+		st.EvictedEarly += sh.early
 		sh.mu.Unlock()
 	}
 	return st
@@ -287,10 +421,14 @@ func (s *Store) Close() error {
 
 var _ core.Refunder = (*Store)(nil)
 
-// Refund gives back req's effective cost (see core.Refund).
-func (s *Store) Refund(_ context.Context, req core.Request) error {
+// Refund gives back req's effective cost (see core.Refund). A key without an entry
+// (evicted once recovered, or decided against the overflow entry) gets nothing back.
+func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	if s.closed.Load() {
 		return ErrClosed
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
 	}
 	if err := req.Check(); err != nil {
 		return err

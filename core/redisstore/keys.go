@@ -9,8 +9,9 @@ import (
 // HashTagFunc chooses the Redis Cluster hash tag of a policy's state for a key. Keys
 // with equal tags live in one slot, so a stack whose keys share a tag is decided in
 // one script call, all-or-nothing, even on a Cluster. Returning "" keeps the default
-// tag, which places every (policy, key) in its own slot. Braces in a tag are replaced
-// by underscores. The function must be deterministic.
+// tag, which places every (policy, key) in its own slot. Braces and '%' in a tag are
+// percent-encoded, like those of a key, so no tag can end early. The function must be
+// deterministic.
 type HashTagFunc func(policy, key string) string
 
 // TagByKey is a HashTagFunc that places every policy's state for one key in one slot:
@@ -41,19 +42,43 @@ func TagPolicies(tag string, policies ...string) HashTagFunc {
 //
 //	<prefix>{<tag>}<policy ID>:<key>     rl:{login}login-ip#tb.20.60000.20:203.0.113.9
 //
-// The policy ID holds the name and parameters, so a changed policy never reads another's
-// state. Both layouts are injective: a policy name holds no '#', an ID's parameters no
-// ':', and the prefix and custom tags no braces.
+// The key and the tag are user input (a username, a tenant): their '{', '}' and '%'
+// are percent-encoded (%7B, %7D, %25), so no input can end the hash tag early and
+// move its state into another (policy, key)'s slot. The policy ID holds the name and
+// parameters, so a changed policy never reads another's state. Both layouts are
+// injective: a policy name holds no '#' or braces, an ID's parameters no ':', the
+// prefix no braces, and the encoding is reversible.
 func (s *Store) stateKey(p *core.Policy, key string) string {
 	if s.hashTag != nil {
 		if tag := s.hashTag(p.Name(), key); tag != "" {
-			if strings.ContainsAny(tag, "{}") {
-				tag = strings.NewReplacer("{", "_", "}", "_").Replace(tag)
-			}
-			return s.prefix + "{" + tag + "}" + p.ID() + ":" + key
+			return s.prefix + "{" + escapeHashTag(tag) + "}" + p.ID() + ":" + escapeHashTag(key)
 		}
 	}
-	return s.prefix + "{" + p.ID() + ":" + key + "}"
+	return s.prefix + "{" + p.ID() + ":" + escapeHashTag(key) + "}"
+}
+
+// escapeHashTag percent-encodes '{', '}' and '%' in s, so that s can sit inside a
+// Redis Cluster hash tag without ending it or opening another. Other bytes, and s
+// without any of the three, are returned unchanged, without allocating.
+func escapeHashTag(s string) string {
+	if !strings.ContainsAny(s, "{}%") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '{':
+			b.WriteString("%7B")
+		case '}':
+			b.WriteString("%7D")
+		case '%':
+			b.WriteString("%25")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // hashTagOf is the part of a Redis key that Redis Cluster hashes: the text between the

@@ -31,10 +31,11 @@ func TestStateKeyLayout(t *testing.T) {
 	}{
 		{plain, api, "user-42", "rl:{api#tb.10.1000.20:user-42}"},
 		{plain, loginIP, "203.0.113.9", "rl:{login-ip#tb.20.60000.20:203.0.113.9}"},
-		{plain, api, "a}b{c", "rl:{api#tb.10.1000.20:a}b{c}"},
+		{plain, api, "a}b{c", "rl:{api#tb.10.1000.20:a%7Db%7Bc}"},
+		{plain, api, "50%", "rl:{api#tb.10.1000.20:50%25}"},
 		{tagged, loginIP, "203.0.113.9", "app:rl:{login}login-ip#tb.20.60000.20:203.0.113.9"},
 		{tagged, api, "tenant-7", "app:rl:{tenant-7}api#tb.10.1000.20:tenant-7"},
-		{tagged, api, "{x}", "app:rl:{_x_}api#tb.10.1000.20:{x}"},
+		{tagged, api, "{x}", "app:rl:{%7Bx%7D}api#tb.10.1000.20:%7Bx%7D"},
 	} {
 		if got := c.store.Key(c.policy, c.key); got != c.want {
 			t.Errorf("Key(%s, %q) = %q, want %q", c.policy.Name(), c.key, got, c.want)
@@ -45,6 +46,29 @@ func TestStateKeyLayout(t *testing.T) {
 	b := core.MustPolicy("login", core.FixedWindow, core.PerMinute(5))
 	if plain.Key(a, "x") == plain.Key(b, "ip:x") {
 		t.Errorf("policies %q and %q share a key", a.Name(), b.Name())
+	}
+}
+
+// TestStateKeyHashTagIsTheWholeKey checks that user input cannot end a state key's
+// hash tag early: Redis Cluster hashes the whole policy ID and key, so keys that
+// differ only after a '}' still get their own tags (and, all but by chance, slots).
+func TestStateKeyHashTagIsTheWholeKey(t *testing.T) {
+	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10))
+	plain, err := New(nilClient{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]string{}
+	for _, key := range []string{"z}1", "z}2", "z{1}", "z%7D1", "z%1", "{}", "}{", "%7B%7D"} {
+		full := plain.Key(api, key)
+		tag := hashTagOf(full)
+		if want := api.ID() + ":" + escapeHashTag(key); tag != want {
+			t.Errorf("Key(%q) = %q hashes %q, want %q", key, full, tag, want)
+		}
+		if other, ok := tags[tag]; ok {
+			t.Errorf("keys %q and %q share the hash tag %q", other, key, tag)
+		}
+		tags[tag] = key
 	}
 }
 

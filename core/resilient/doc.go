@@ -23,7 +23,7 @@
 //   - Observability: an Observer hook for decisions, store calls (latency, error kind),
 //     fallback transitions and local refusals (core/prommetrics implements it for
 //     Prometheus), warn logs for every transition into and out of fallback with how
-//     long it lasted, and sampled decision logs through log/slog that name the key's
+//     long it lasted, and sampled decision logs at debug level through log/slog that name the key's
 //     type, never the key.
 //
 // Wrapping the Redis store, with metrics:

@@ -1,7 +1,9 @@
 package resilient
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 const permanentLogInterval = time.Second
 
 // decided reports one policy's part of a decision to the observers and, sampled, to
-// the log.
+// the log at debug level: decisions never reach an info log.
 func (s *Store) decided(req *core.Request, o Outcome, via Via) {
 	if len(s.cfg.observers) > 0 {
 		e := DecisionEvent{Policy: req.Policy.Name(), KeyType: KeyType(req.Key), Cost: req.EffectiveCost(), Outcome: o, Via: via}
@@ -21,8 +23,9 @@ func (s *Store) decided(req *core.Request, o Outcome, via Via) {
 			obs.OnDecision(&e)
 		}
 	}
-	if every := s.cfg.logEvery; every > 0 && s.decisions.Add(1)%every == 0 {
-		s.cfg.logger.Info("ratelimit: decision", "policy", req.Policy.Name(), "key_type", KeyType(req.Key),
+	if every := s.cfg.logEvery; every > 0 && s.decisions.Add(1)%every == 0 &&
+		s.cfg.logger.Enabled(context.Background(), slog.LevelDebug) {
+		s.cfg.logger.Debug("ratelimit: decision", "policy", req.Policy.Name(), "key_type", KeyType(req.Key),
 			"cost", req.EffectiveCost(), "result", string(o), "mode", string(via))
 	}
 }

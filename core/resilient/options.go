@@ -192,7 +192,7 @@ func WithObserver(o Observer) Option {
 
 // WithLogger sets the logger (default slog.Default()). The Store logs fallback
 // transitions and breaker changes at warn, permanent errors at error, and a sample of
-// decisions at info (WithDecisionLogEvery). Logs name the policy and the key's type,
+// decisions at debug (WithDecisionLogEvery), never at info. Logs name the policy and the key's type,
 // never the key.
 func WithLogger(logger *slog.Logger) Option {
 	return func(c *config) error {
@@ -204,7 +204,7 @@ func WithLogger(logger *slog.Logger) Option {
 	}
 }
 
-// WithDecisionLogEvery logs one decision in every n at info level (default
+// WithDecisionLogEvery logs one decision in every n at debug level (default
 // DefaultLogEvery, 100): policy, key type, cost, result and mode. 1 logs every
 // decision; 0 turns decision logs off.
 func WithDecisionLogEvery(n int) Option {

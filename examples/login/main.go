@@ -3,6 +3,12 @@
 // IPv4, /56 for IPv6). A refused attempt spends nothing, so an attacker who has
 // exhausted an IP's budget cannot lock the account's owner out.
 //
+// The account is the username from the body only (as r.PostFormValue reads it),
+// normalised with PRECIS UsernameCaseMapped, so "Alice" and "ALICE" share
+// alice's budget and a ?username= decoy in the query counts for nothing. The
+// handler looks the account up by the same normalised name. Bodies are bounded
+// before anything reads them.
+//
 //	go run ./examples/login
 //	curl -i -d username=alice -d password=correct-horse localhost:8080/login
 package main
@@ -11,6 +17,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
@@ -29,7 +36,7 @@ func newHandler(store core.Store) (http.Handler, error) {
 		return nil, err
 	}
 	limit, err := nethttp.New(store, httplimit.Stack(
-		httplimit.Limit(core.MustPolicy("account", core.SlidingLog, core.PerMinute(5)), keyfuncs.FormField("username")),
+		httplimit.Limit(core.MustPolicy("account", core.SlidingLog, core.PerMinute(5)), keyfuncs.FormUsername("username")),
 		httplimit.Limit(core.MustPolicy("ip", core.SlidingWindow, core.PerMinute(20)), clientIP.Key),
 		httplimit.Limit(core.MustPolicy("subnet", core.SlidingWindow, core.PerMinute(100)), subnet),
 	))
@@ -37,14 +44,27 @@ func newHandler(store core.Store) (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /login", limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.PostFormValue("password") != "correct-horse" {
+	mux.Handle("POST /login", boundBody(limit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "the form cannot be parsed", http.StatusBadRequest)
+			return
+		}
+		account, err := keyfuncs.NormalizeUsername(r.PostFormValue("username"))
+		if err != nil || r.PostFormValue("password") != "correct-horse" {
 			http.Error(w, "wrong username or password", http.StatusUnauthorized)
 			return
 		}
-		io.WriteString(w, "welcome\n")
-	})))
+		io.WriteString(w, "welcome, "+account+"\n")
+	}))))
 	return mux, nil
+}
+
+// boundBody caps the body at 64 KiB before the limiter or the handler reads it.
+func boundBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		next.ServeHTTP(w, r)
+	})
 }
 
 func main() {
@@ -54,5 +74,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Fatal(http.ListenAndServe("127.0.0.1:8080", h))
+	srv := &http.Server{
+		Addr:              "127.0.0.1:8080",
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second, // a stalled body is cut off
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+	}
+	log.Fatal(srv.ListenAndServe())
 }

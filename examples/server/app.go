@@ -25,29 +25,39 @@ const (
 	exportLeaseExpiry = 30 * time.Second // outlives the longest export (5 s) by far
 	exportMaxMillis   = 5000
 	loginPassword     = "correct-horse"
+	apiKeyHeader      = "X-API-Key"
 )
+
+// maxBodyBytes bounds every request body: a login form is a few hundred bytes.
+const maxBodyBytes = 64 << 10
 
 // hooks are what tests inject into the server; production leaves them zero.
 type hooks struct {
-	clock         func() time.Time // the store's clock; nil means the store's own
-	exportStarted func()           // called when an export starts its work
+	clock           func() time.Time // the store's clock; nil means the store's own
+	exportStarted   func()           // called when an export starts its work
+	summaryInterval time.Duration    // how often logs summarise; 0 means defaultSummaryInterval
 }
 
 // app is the reference server's handler with what it owns.
 type app struct {
 	handler http.Handler
 	store   core.Store
+	logs    *logObserver
 	api     core.Policy // the "api" policy the flags describe
 }
 
-// Close releases the store.
-func (a *app) Close() error { return a.store.Close() }
+// Close stops the log summaries (writing the last one) and releases the store.
+func (a *app) Close() error {
+	a.logs.Close()
+	return a.store.Close()
+}
 
 // limiters are the per-route limiters every router shares, so that all four
 // routers enforce the very same configuration.
 type limiters struct {
 	api, report, export, login *httplimit.Limiter
 	apiPolicy                  core.Policy
+	validKey                   keyfuncs.APIKeyValidator // accepts the -api-keys
 }
 
 // newApp builds the store, the policies and the router that cfg describes.
@@ -57,22 +67,38 @@ func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := newObserver(logger, registry)
+	// The metrics observer counts; logObserver does the logging, so that a flood
+	// of refusals is summarised rather than logged line by line.
+	metrics, err := newObserver(slog.New(slog.DiscardHandler), registry)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
-	lims, err := newLimiters(cfg, store, obs)
+	logs := newLogObserver(logger, h.summaryInterval)
+	lims, err := newLimiters(cfg, store, observers{metrics, logs})
 	if err != nil {
+		logs.Close()
 		store.Close()
 		return nil, err
 	}
-	handler, err := newRouter(cfg.router, lims, newRoutes(registry, h.exportStarted))
+	handler, err := newRouter(cfg.router, lims, newRoutes(registry, h.exportStarted, lims.validKey))
 	if err != nil {
+		logs.Close()
 		store.Close()
 		return nil, err
 	}
-	return &app{handler: handler, store: store, api: lims.apiPolicy}, nil
+	return &app{handler: boundBodies(handler), store: store, logs: logs, api: lims.apiPolicy}, nil
+}
+
+// boundBodies caps every request body at maxBodyBytes, before any limiter or
+// handler reads it: a larger form gets 413, and parsing it costs little.
+func boundBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // openStore opens the store cfg names. The memory store cannot fail; a Redis store
@@ -150,7 +176,7 @@ const startupCheckTimeout = 5 * time.Second
 
 // newLimiters builds the policies and key functions of DESIGN.md's routes.
 func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters, error) {
-	clientIP, err := keyfuncs.NewClientIP(keyfuncs.ClientIPConfig{TrustedProxies: cfg.trustedProxies})
+	clientIP, err := keyfuncs.NewClientIP(keyfuncs.ClientIPConfig{TrustedProxies: cfg.trustedProxies, Header: cfg.forwardedHeader})
 	if err != nil {
 		return limiters{}, fmt.Errorf("-trusted-proxies: %w", err)
 	}
@@ -178,10 +204,13 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters
 	// A request without the identity a policy keys on is limited by its client
 	// address (behind the trusted proxies), never let through unlimited.
 	fallback := keyfuncs.FirstOf(clientIP.Key, keyfuncs.Const(httplimit.UnknownPeerKey))
-	common := []httplimit.Option{httplimit.WithObserver(obs), httplimit.WithKeyFallback(fallback)}
-	byKeyOrIP := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), clientIP.Key)
+	common := []httplimit.Option{httplimit.WithObserver(obs), httplimit.WithKeyFallback(httplimit.ClientIPFallback(fallback))}
+	// A key the server accepts has its own bucket; an unknown key is charged to
+	// the client address's bucket (and answered 401 by requireKnownKey).
+	validKey := keyfuncs.APIKeySet(cfg.apiKeys...)
+	byKeyOrIP := keyfuncs.FirstOf(keyfuncs.ValidAPIKey(apiKeyHeader, validKey), clientIP.Key)
 
-	lims := limiters{apiPolicy: api}
+	lims := limiters{apiPolicy: api, validKey: validKey}
 	build := func(limits httplimit.Limits, options ...httplimit.Option) *httplimit.Limiter {
 		if err != nil {
 			return nil
@@ -194,7 +223,7 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters
 	lims.report = build(httplimit.Limit(api, byKeyOrIP), httplimit.WithCost(reportCost))
 	lims.export = build(httplimit.Limit(export, clientIP.Key))
 	lims.login = build(httplimit.Stack(
-		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(perIP, clientIP.Key),
 		httplimit.Limit(perSubnet, subnet),
 	))

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
 	"strings"
 	"time"
@@ -25,7 +26,24 @@ type config struct {
 	burst          int64 // 0: the limit
 	onStoreError   string
 	trustedProxies []netip.Prefix
+	// forwardedHeader is the one forwarding header the trusted proxies set.
+	forwardedHeader keyfuncs.Header
+	// apiKeys are the API keys the server accepts.
+	apiKeys []string
+	// logLevel is the least level logged.
+	logLevel slog.Level
+	// The http.Server's timeouts: a client that stalls its headers or body, or
+	// does not read the answer, is cut off.
+	readTimeout, writeTimeout, idleTimeout time.Duration
 }
+
+// The defaults of the server's timeouts. The write timeout outlives the longest
+// export (5 s).
+const (
+	defaultReadTimeout  = 10 * time.Second
+	defaultWriteTimeout = 30 * time.Second
+	defaultIdleTimeout  = 60 * time.Second
+)
 
 // defaultBurst is the burst of the default policy (-limit 10 -period 1s -burst 20).
 const defaultBurst = 20
@@ -41,6 +59,8 @@ const (
 	stores       = "memory|redis|embedded"
 	storeErrors  = "open|closed|local"
 	rateAlgNames = "token_bucket|gcra|fixed_window|sliding_log|sliding_window|leaky_bucket"
+	fwdHeaders   = "x-forwarded-for|forwarded|x-real-ip"
+	logLevels    = "debug|info|warn|error"
 )
 
 // parseFlags parses and validates the command line. Usage goes to output.
@@ -52,6 +72,9 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		redisAddrs string
 		algorithm  string
 		trusted    string
+		forwarded  string
+		apiKeys    string
+		logLevel   string
 	)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&cfg.router, "router", "chi", "router: "+routers)
@@ -63,6 +86,12 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.Int64Var(&cfg.burst, "burst", 0, fmt.Sprintf("burst of policy \"api\" for token_bucket, gcra and leaky_bucket (default %d with the default -limit, else the limit)", defaultBurst))
 	fs.StringVar(&cfg.onStoreError, "on-store-error", "local", "what a store failure does: "+storeErrors)
 	fs.StringVar(&trusted, "trusted-proxies", "", "CIDR[,CIDR] of your reverse proxies (default none: only the TCP peer counts)")
+	fs.StringVar(&forwarded, "forwarded-header", "x-forwarded-for", "the one forwarding header the trusted proxies set: "+fwdHeaders)
+	fs.StringVar(&apiKeys, "api-keys", "demo-key", "k1,k2,...: the API keys the server accepts")
+	fs.StringVar(&logLevel, "log-level", "info", "least level logged: "+logLevels+" (decisions are logged at debug)")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", defaultReadTimeout, "how long a client may take to send a whole request, body included")
+	fs.DurationVar(&cfg.writeTimeout, "write-timeout", defaultWriteTimeout, "how long a response may take, from the end of the request headers")
+	fs.DurationVar(&cfg.idleTimeout, "idle-timeout", defaultIdleTimeout, "how long an idle keep-alive connection stays open")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -120,6 +149,33 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 			return config{}, fmt.Errorf("-trusted-proxies: %w", err)
 		}
 		cfg.trustedProxies = prefixes
+	}
+	if !oneOf(forwarded, fwdHeaders) {
+		return config{}, fmt.Errorf("-forwarded-header %q: want one of %s", forwarded, strings.ReplaceAll(fwdHeaders, "|", ", "))
+	}
+	header, err := keyfuncs.ParseHeader(forwarded)
+	if err != nil {
+		return config{}, fmt.Errorf("-forwarded-header: %w", err)
+	}
+	cfg.forwardedHeader = header
+	for _, k := range strings.Split(apiKeys, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			cfg.apiKeys = append(cfg.apiKeys, k)
+		}
+	}
+	if !oneOf(logLevel, logLevels) {
+		return config{}, fmt.Errorf("-log-level %q: want one of %s", logLevel, strings.ReplaceAll(logLevels, "|", ", "))
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(logLevel)); err != nil {
+		return config{}, fmt.Errorf("-log-level: %w", err)
+	}
+	for _, d := range []struct {
+		name  string
+		value time.Duration
+	}{{"read-timeout", cfg.readTimeout}, {"write-timeout", cfg.writeTimeout}, {"idle-timeout", cfg.idleTimeout}} {
+		if d.value <= 0 {
+			return config{}, fmt.Errorf("-%s %v: want a positive duration", d.name, d.value)
+		}
 	}
 	return cfg, nil
 }

@@ -46,6 +46,10 @@ func goldenSequence() []goldenStep {
 		goldenStep{method: "POST", target: "/login", form: alice, peer: other},
 		goldenStep{advance: 30 * time.Second, method: "POST", target: "/login", form: alice, peer: client},
 		goldenStep{method: "POST", target: "/login", form: url.Values{"username": {"bob"}, "password": {"x"}}, peer: client},
+		// An API key the server does not accept: 401, charged to the client address.
+		goldenStep{method: "GET", target: "/api/resource", peer: other, headers: []string{"X-API-Key", "k-guess"}},
+		// Another spelling of alice's account shares her (spent) budget.
+		goldenStep{method: "POST", target: "/login", form: url.Values{"username": {"ALICE"}, "password": {loginPassword}}, peer: client},
 	)
 	return steps
 }
@@ -54,7 +58,7 @@ func goldenSequence() []goldenStep {
 // writes each answer's status, rate-limit fields, content type and body.
 func transcript(t *testing.T, router string) string {
 	t.Helper()
-	srv := startServer(t, router, "-algorithm", "token_bucket", "-limit", "10", "-period", "1s")
+	srv := startServer(t, router, "-algorithm", "token_bucket", "-limit", "10", "-period", "1s", "-api-keys", "k-123")
 	var b strings.Builder
 	for i, step := range goldenSequence() {
 		srv.clock.Advance(step.advance)

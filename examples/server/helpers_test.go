@@ -28,8 +28,13 @@ type testServer struct {
 	clock   *storetest.Clock
 	logs    *syncBuffer
 	handler http.Handler
+	app     *app
 	started chan struct{} // one value per export that started its work
 }
+
+// flushLogs writes the log summary of the requests so far, as the server does
+// once per interval.
+func (ts *testServer) flushLogs() { ts.app.logs.flush(time.Hour) }
 
 // startServer builds the server from command-line args (plus -router) and serves
 // it on 127.0.0.1. Everything is stopped when the test ends.
@@ -40,8 +45,8 @@ func startServer(t *testing.T, router string, args ...string) *testServer {
 		t.Fatalf("flags %q: %v", args, err)
 	}
 	ts := &testServer{clock: storetest.NewClock(), logs: &syncBuffer{}, started: make(chan struct{}, 64)}
-	logger := slog.New(slog.NewTextHandler(ts.logs, nil))
-	a, err := newApp(cfg, logger, hooks{clock: ts.clock.Now, exportStarted: func() { ts.started <- struct{}{} }})
+	logger := slog.New(slog.NewTextHandler(ts.logs, &slog.HandlerOptions{Level: cfg.logLevel}))
+	a, err := newApp(cfg, logger, hooks{clock: ts.clock.Now, exportStarted: func() { ts.started <- struct{}{} }, summaryInterval: time.Hour})
 	if err != nil {
 		t.Fatalf("newApp %q: %v", args, err)
 	}
@@ -50,7 +55,7 @@ func startServer(t *testing.T, router string, args ...string) *testServer {
 		srv.Close()
 		_ = a.Close()
 	})
-	ts.url, ts.handler = srv.URL, a.handler
+	ts.url, ts.handler, ts.app = srv.URL, a.handler, a
 	return ts
 }
 

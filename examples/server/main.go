@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stdout, nil))
+	logger := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
 	a, err := newApp(cfg, logger, hooks{})
 	if err != nil {
 		return err
@@ -48,12 +48,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           a.handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	logger.Info("listening", "addr", ln.Addr().String(), "router", cfg.router, "store", cfg.store, "policy", a.api.String())
+	srv := newHTTPServer(cfg, a.handler, logger)
+	logger.Info("listening", "addr", ln.Addr().String(), "router", cfg.router, "store", cfg.store, "policy", a.api.String(),
+		"trusted_proxies", len(cfg.trustedProxies), "forwarded_header", cfg.forwardedHeader.String(), "api_keys", len(cfg.apiKeys))
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -72,4 +69,22 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// readHeaderTimeout bounds how long a client may take to send its headers.
+const readHeaderTimeout = 5 * time.Second
+
+// newHTTPServer is the http.Server of cfg: a client that stalls its headers, its
+// body or its reading of the answer is cut off after the timeouts, so stalled
+// connections cannot pile up. Its own errors (TLS handshakes, timeouts) are
+// logged at debug: a client can cause them at will.
+func newHTTPServer(cfg config, handler http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: min(readHeaderTimeout, cfg.readTimeout),
+		ReadTimeout:       cfg.readTimeout,
+		WriteTimeout:      cfg.writeTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
 }

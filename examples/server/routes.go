@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -17,11 +19,11 @@ type routes struct {
 	healthz, resource, report, export, login, metrics http.Handler
 }
 
-func newRoutes(registry *prometheus.Registry, exportStarted func()) routes {
+func newRoutes(registry *prometheus.Registry, exportStarted func(), validKey keyfuncs.APIKeyValidator) routes {
 	return routes{
 		healthz:  text("ok"),
-		resource: text("resource"),
-		report:   text("report"),
+		resource: requireKnownKey(validKey, text("resource")),
+		report:   requireKnownKey(validKey, text("report")),
 		export:   exportHandler(exportStarted),
 		login:    http.HandlerFunc(login),
 		metrics:  promhttp.HandlerFor(registry, promhttp.HandlerOpts{}),
@@ -76,11 +78,44 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// login accepts the password "correct-horse" for any username.
+// problemUnknownKey is the body of the 401 for an API key the server does not accept.
+const problemUnknownKey = `{"type":"about:blank","title":"Unauthorized","status":401,"detail":"The API key is not valid."}`
+
+// requireKnownKey answers 401 with a problem body to a request whose X-API-Key the
+// server does not accept. The limiter in front of it has already charged such a
+// request to its client address, so a client guessing keys gets 429 once that
+// budget is spent. Requests without a key pass.
+func requireKnownKey(valid keyfuncs.APIKeyValidator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key := strings.TrimSpace(r.Header.Get(apiKeyHeader)); key != "" {
+			if ok, err := valid(r.Context(), key); err != nil || !ok {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = io.WriteString(w, problemUnknownKey)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// login accepts the password "correct-horse" for any username. It reads the form
+// from the body only, and looks the account up by its normalised name, as the
+// rate limit's key function does (keyfuncs.FormUsername): "Alice" is alice.
 func login(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if r.PostFormValue("username") == "" || r.PostFormValue("password") != loginPassword {
+	if err := r.ParseForm(); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "the form cannot be parsed\n")
+		return
+	}
+	username, err := keyfuncs.NormalizeUsername(r.PostFormValue("username"))
+	if err != nil && r.PostFormValue("username") != "" {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "invalid username\n")
+		return
+	}
+	if username == "" || r.PostFormValue("password") != loginPassword {
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, "wrong username or password\n")
 		return

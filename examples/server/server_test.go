@@ -70,7 +70,9 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 	defer cancel()
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-router", "nethttp"}, logs) }()
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-router", "nethttp", "-log-level", "debug"}, logs)
+	}()
 
 	addr := ""
 	listening := regexp.MustCompile(`msg=listening addr=(\S+)`)

@@ -137,9 +137,11 @@ func TestHugeAPIKey(t *testing.T) {
 	for _, router := range allRouters {
 		t.Run(router, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, router, "-algorithm", "fixed_window", "-limit", "6", "-period", "1m")
-			c := client(t, "127.0.0.1")
 			key := strings.Repeat("s3cr3t-", 6000/7) + "A" // 6 kB
+			other := key[:len(key)-1] + "B"
+			srv := startServer(t, router, "-algorithm", "fixed_window", "-limit", "6", "-period", "1m",
+				"-api-keys", key+","+other, "-log-level", "debug")
+			c := client(t, "127.0.0.1")
 			got := admittedOf(t, 10, func(int) response {
 				return do(t, c, http.MethodGet, srv.url+"/api/resource", nil, "X-API-Key", key)
 			})
@@ -147,7 +149,6 @@ func TestHugeAPIKey(t *testing.T) {
 				t.Fatalf("a 6 kB API key was admitted %d times, want 6", got)
 			}
 			// Hashed, not truncated: a key differing in its last byte is another client.
-			other := key[:len(key)-1] + "B"
 			if r := do(t, c, http.MethodGet, srv.url+"/api/resource", nil, "X-API-Key", other); r.status != http.StatusOK {
 				t.Fatalf("another 6 kB key: %d, want 200", r.status)
 			}

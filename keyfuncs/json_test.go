@@ -1,0 +1,139 @@
+package keyfuncs
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+const jsonType = "application/json"
+
+func TestJSONField(t *testing.T) {
+	long := strings.Repeat("n", 300)
+	cases := []struct {
+		name    string
+		method  string
+		ctype   string
+		body    string
+		want    string
+		wantErr error
+	}{
+		{"field", "POST", jsonType, `{"username":"alice","password":"x"}`, "json:username:alice", nil},
+		{"charset", "POST", jsonType + "; charset=utf-8", `{"username":"alice"}`, "json:username:alice", nil},
+		{"+json type", "PUT", "application/vnd.api+json", `{"username":"alice"}`, "json:username:alice", nil},
+		{"case-folded name", "POST", jsonType, `{"USERNAME":"alice"}`, "json:username:alice", nil},
+		{"last match wins", "POST", jsonType, `{"username":"decoy","Username":"alice"}`, "json:username:alice", nil},
+		{"escapes", "POST", jsonType, `{"username":"al\u0069ce"}`, "json:username:alice", nil},
+		{"nested ignored", "POST", jsonType, `{"user":{"username":"x"}}`, "", ErrNoKey},
+		{"long value hashed", "POST", jsonType, `{"username":"` + long + `"}`, "json:username:" + hashed(long), nil},
+		{"absent", "POST", jsonType, `{"password":"x"}`, "", ErrNoKey},
+		{"null", "POST", jsonType, `{"username":null}`, "", ErrNoKey},
+		{"empty", "POST", jsonType, `{"username":""}`, "", ErrNoKey},
+		{"empty body", "POST", jsonType, ``, "", ErrNoKey},
+		{"GET", "GET", jsonType, `{"username":"alice"}`, "", ErrNoKey},
+		{"form type", "POST", formType, `{"username":"alice"}`, "", ErrNoKey},
+		{"number", "POST", jsonType, `{"username":42}`, "", ErrBadJSON},
+		{"array", "POST", jsonType, `["username","alice"]`, "", ErrBadJSON},
+		{"garbage", "POST", jsonType, `{"username":"alice"`, "", ErrBadJSON},
+		{"too large", "POST", jsonType, `{"username":"alice","pad":"` + strings.Repeat("A", MaxJSONBytes) + `"}`, "", ErrFormTooLarge},
+	}
+	fn := JSONField("username")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(tc.method, "/login", strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", tc.ctype)
+			key, err := fn(r)
+			if key != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Fatalf("JSONField = %q, %v; want %q, %v", truncate(key, 60), err, tc.want, tc.wantErr)
+			}
+			if (errors.Is(err, ErrBadJSON) || errors.Is(err, ErrFormTooLarge)) && errors.Is(err, ErrNoKey) {
+				t.Fatal("a body error must not read as ErrNoKey")
+			}
+			rest, err := io.ReadAll(r.Body)
+			if err != nil || string(rest) != tc.body {
+				t.Fatalf("the handler reads %d bytes (%v), want the %d-byte body", len(rest), err, len(tc.body))
+			}
+		})
+	}
+}
+
+// TestJSONFieldAgreesWithUnmarshal checks that the key is the value the handler's
+// own json.Unmarshal into a struct acts on.
+func TestJSONFieldAgreesWithUnmarshal(t *testing.T) {
+	for _, body := range []string{
+		`{"username":"a"}`, `{"Username":"a","username":"b"}`, `{"username":"b","USERNAME":"a"}`,
+		`{"USERNAME":"x","UserName":"y"}`, `{"username":"a","username":"b"}`,
+	} {
+		var login struct {
+			Username string `json:"username"`
+		}
+		if err := json.Unmarshal([]byte(body), &login); err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
+		r.Header.Set("Content-Type", jsonType)
+		key, err := JSONField("username")(r)
+		if err != nil || key != "json:username:"+login.Username {
+			t.Errorf("%s: JSONField = %q, %v; json.Unmarshal gives %q", body, key, err, login.Username)
+		}
+	}
+}
+
+func TestJSONUsername(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(`{"username":"ALICE"}`))
+	r.Header.Set("Content-Type", jsonType)
+	if key, err := JSONUsername("username")(r); err != nil || key != "json:username:alice" {
+		t.Fatalf("JSONUsername = %q, %v", key, err)
+	}
+}
+
+func TestJSONFieldPanics(t *testing.T) {
+	for _, name := range []string{"", "-", `a"b`, "a,b", `a\b`} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("JSONField(%q) did not panic", name)
+				}
+			}()
+			JSONField(name)
+		}()
+	}
+}
+
+func FuzzJSONField(f *testing.F) {
+	f.Add([]byte(`{"username":"alice"}`))
+	f.Add([]byte(`{"USERNAME":"a","username":"b"}`))
+	f.Add([]byte(`{"username":1}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(string(body)))
+		r.Header.Set("Content-Type", jsonType)
+		key, err := JSONField("username")(r)
+		rest, readErr := io.ReadAll(r.Body)
+		if readErr != nil || string(rest) != string(body) {
+			t.Fatalf("the handler reads %d bytes (%v), want the %d-byte body", len(rest), readErr, len(body))
+		}
+		var login struct {
+			Username *string `json:"username"`
+		}
+		unmarshalErr := json.Unmarshal(body, &login)
+		switch {
+		case err == nil:
+			checkKey(t, key)
+			if unmarshalErr != nil || login.Username == nil || key != boundKey("json:username:"+safeValue(*login.Username)) {
+				t.Fatalf("key %q; json.Unmarshal gives %v, %v", key, login.Username, unmarshalErr)
+			}
+		case errors.Is(err, ErrNoKey):
+			if unmarshalErr == nil && login.Username != nil && *login.Username != "" {
+				t.Fatalf("no key; json.Unmarshal gives %q", *login.Username)
+			}
+		case errors.Is(err, ErrBadJSON), errors.Is(err, ErrFormTooLarge):
+		default:
+			t.Fatalf("JSONField: %v", err)
+		}
+	})
+}

@@ -97,10 +97,18 @@ func writeError(c echo.Context, err error) error {
 }
 
 func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
-	r := c.Request()
+	r := httplimit.WithRouterValues(c.Request(), func(key any) (any, bool) {
+		name, ok := key.(string) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
+		if !ok {
+			return nil, false
+		}
+		v := c.Get(name)
+		return v, v != nil
+	})
 	if r.Pattern == "" {
 		r.Pattern = c.Path()
 	}
+	c.SetRequest(r)
 	t := l.Start(r, c.Response().Header())
 	switch t.Outcome() {
 	case httplimit.Skipped:
@@ -118,6 +126,7 @@ func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next ec
 		t.Finish(0, false) // the client went away while queued: nothing to answer
 		return nil
 	}
+	c.SetRequest(t.Request()) // lets a limiter further in merge its decision with this one
 	completed := false
 	defer func() { t.Finish(status(c, err), completed) }() // also on panic, which then continues
 	err = next(c)

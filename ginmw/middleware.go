@@ -101,10 +101,11 @@ type middleware struct {
 }
 
 func (m *middleware) handle(c *gin.Context) {
-	r := c.Request
+	r := httplimit.WithRouterValues(c.Request, c.Get) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
 	if r.Pattern == "" {
 		r.Pattern = c.FullPath()
 	}
+	c.Request = r
 	t := m.limiter.Start(r, c.Writer.Header())
 	switch t.Outcome() {
 	case httplimit.Skipped:
@@ -126,6 +127,7 @@ func (m *middleware) handle(c *gin.Context) {
 		t.Finish(0, false)
 		return
 	}
+	c.Request = t.Request() // lets a limiter further down the chain merge its decision with this one
 	completed := false
 	defer func() { t.Finish(c.Writer.Status(), completed) }() // also on panic, which then continues
 	c.Next()

@@ -65,3 +65,13 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 		return r
 	})
 }
+
+// TestPerIPThroughTheRouter runs the one-line limiter in chi's r.Use.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		r := chi.NewRouter()
+		r.Use(chimw.PerIP(rate))
+		r.Get("/x", func(http.ResponseWriter, *http.Request) {})
+		return r
+	})
+}

@@ -64,3 +64,13 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 		return e
 	})
 }
+
+// TestPerIPThroughTheRouter runs the one-line limiter in echo's e.Use.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		e := echo.New()
+		e.Use(echomw.PerIP(rate))
+		e.GET("/x", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+		return e
+	})
+}

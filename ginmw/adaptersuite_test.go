@@ -58,3 +58,13 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 		return r
 	})
 }
+
+// TestPerIPThroughTheRouter runs the one-line limiter in gin's r.Use.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		r := newEngine()
+		r.Use(ginmw.PerIP(rate))
+		r.GET("/x", func(c *gin.Context) { c.Status(http.StatusOK) })
+		return r
+	})
+}

@@ -61,3 +61,12 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 		})
 	})
 }
+
+// TestPerIPThroughTheRouter runs the one-line limiter around a ServeMux.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /x", func(http.ResponseWriter, *http.Request) {})
+		return nethttp.PerIP(rate)(mux)
+	})
+}

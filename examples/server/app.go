@@ -53,15 +53,15 @@ type limiters struct {
 // newApp builds the store, the policies and the router that cfg describes.
 func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 	registry := prometheus.NewRegistry()
-	store, err := openStore(cfg, h.clock, logger, registry)
+	metrics, err := prommetrics.New(registry, prommetrics.WithPolicies(policyNames...))
 	if err != nil {
 		return nil, err
 	}
-	obs, err := newObserver(logger, registry)
+	store, err := openStore(cfg, h.clock, logger, metrics)
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
+	obs := newObserver(logger, metrics)
 	lims, err := newLimiters(cfg, store, obs)
 	if err != nil {
 		store.Close()
@@ -77,9 +77,8 @@ func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 
 // openStore opens the store cfg names. The memory store cannot fail; a Redis store
 // (real or embedded) is wrapped in the failure mode of -on-store-error, with its
-// metrics on registry, and probed once so that a permanent misconfiguration fails
-// the start.
-func openStore(cfg config, clock func() time.Time, logger *slog.Logger, registry prometheus.Registerer) (core.Store, error) {
+// metrics, and probed once so that a permanent misconfiguration fails the start.
+func openStore(cfg config, clock func() time.Time, logger *slog.Logger, metrics *prommetrics.Metrics) (core.Store, error) {
 	var shared core.Store
 	var err error
 	switch cfg.store {
@@ -103,21 +102,16 @@ func openStore(cfg config, clock func() time.Time, logger *slog.Logger, registry
 	if err != nil {
 		return nil, err
 	}
-	return withFailureMode(cfg, shared, clock, logger, registry)
+	return withFailureMode(cfg, shared, clock, logger, metrics)
 }
 
 // withFailureMode wraps the shared store in -on-store-error's mode.
 // A test's clock drives the failure mode's local store and pre-limiter too.
-func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logger *slog.Logger, registry prometheus.Registerer) (core.Store, error) {
+func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logger *slog.Logger, metrics *prommetrics.Metrics) (core.Store, error) {
 	mode, err := resilient.ParseMode(cfg.onStoreError)
 	if err != nil {
 		shared.Close()
 		return nil, fmt.Errorf("-on-store-error: %w", err)
-	}
-	metrics, err := prommetrics.New(registry, prommetrics.WithoutDecisions(), prommetrics.WithPolicies(policyNames...))
-	if err != nil {
-		shared.Close()
-		return nil, err
 	}
 	options := []resilient.Option{resilient.WithMode(mode), resilient.WithStoreName(cfg.store),
 		resilient.WithObserver(metrics), resilient.WithLogger(logger)}
@@ -149,7 +143,7 @@ var policyNames = []string{"api", "export", "account", "ip", "subnet"}
 const startupCheckTimeout = 5 * time.Second
 
 // newLimiters builds the policies and key functions of DESIGN.md's routes.
-func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters, error) {
+func newLimiters(cfg config, store core.Store, obs *observer) (limiters, error) {
 	clientIP, err := keyfuncs.NewClientIP(keyfuncs.ClientIPConfig{TrustedProxies: cfg.trustedProxies})
 	if err != nil {
 		return limiters{}, fmt.Errorf("-trusted-proxies: %w", err)
@@ -179,6 +173,7 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters
 	// address (behind the trusted proxies), never let through unlimited.
 	fallback := keyfuncs.FirstOf(clientIP.Key, keyfuncs.Const(httplimit.UnknownPeerKey))
 	common := []httplimit.Option{httplimit.WithObserver(obs), httplimit.WithKeyFallback(fallback)}
+	common = append(common, httplimit.WithLogger(obs.logger)) // undecided requests, at error level
 	byKeyOrIP := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), clientIP.Key)
 
 	lims := limiters{apiPolicy: api}

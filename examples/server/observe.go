@@ -5,40 +5,34 @@ import (
 	"net/http"
 
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/go-ratelimit/ratelimit/core/prommetrics"
 )
 
-// observer logs every decision with slog and counts it in
-// ratelimit_decisions_total{policy,result}. Keys are logged as the key functions
-// made them: client addresses, and hashes of API keys, never the keys themselves.
+// observer counts every decision with prommetrics (ratelimit_decisions_total,
+// ratelimit_key_fallbacks_total, ratelimit_errors_total) and logs it with slog.
+// Keys are logged as the key functions made them: client addresses, and hashes of
+// API keys, never the keys themselves. The Limiters log undecided requests
+// themselves (httplimit.WithLogger).
 type observer struct {
-	logger    *slog.Logger
-	decisions *prometheus.CounterVec
+	logger  *slog.Logger
+	metrics httplimit.Observer
 }
 
-func newObserver(logger *slog.Logger, registry prometheus.Registerer) (*observer, error) {
-	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "ratelimit_decisions_total",
-		Help: "Rate-limit decisions per policy and result (allowed, denied, shadow_denied, uncharged).",
-	}, []string{"policy", "result"})
-	if err := registry.Register(decisions); err != nil {
-		return nil, err
-	}
-	return &observer{logger: logger, decisions: decisions}, nil
+func newObserver(logger *slog.Logger, metrics *prommetrics.Metrics) *observer {
+	return &observer{logger: logger, metrics: metrics.HTTPObserver()}
 }
 
 // OnDecision counts and logs one decision.
 func (o *observer) OnDecision(e *httplimit.Event) {
+	o.metrics.OnDecision(e)
 	attrs := make([]any, 0, 4+len(e.Results))
 	attrs = append(attrs, "method", e.Request.Method, "path", e.Request.URL.Path, "allowed", e.Allowed)
 	for i := range e.Results {
 		res := &e.Results[i]
-		verdict := e.Verdict(i)
-		o.decisions.WithLabelValues(res.Policy, string(verdict)).Inc()
 		attrs = append(attrs, slog.Group(res.Policy,
 			"key", e.Requests[i].Key,
 			"cost", e.Requests[i].EffectiveCost(),
-			"result", string(verdict),
+			"result", string(e.Verdict(i)),
 			"remaining", res.Remaining,
 			"retry_after", res.RetryAfter,
 		))
@@ -49,8 +43,6 @@ func (o *observer) OnDecision(e *httplimit.Event) {
 	o.logger.Info("rate limit decision", attrs...)
 }
 
-// OnError logs a request that could not be decided, or a lease or refund that
+// OnError counts a request that could not be decided, or a lease or refund that
 // could not be given back.
-func (o *observer) OnError(r *http.Request, err error) {
-	o.logger.Error("rate limit error", "method", r.Method, "path", r.URL.Path, "error", err)
-}
+func (o *observer) OnError(r *http.Request, err error) { o.metrics.OnError(r, err) }

@@ -110,8 +110,9 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	}
 	for e := range reqs {
 		i := from[e]
+		givenBack := held[e] > 0 && (l.refunder != nil || reqs[e].Policy.Algorithm() == core.Concurrency)
 		if isDecided[e] {
-			if !allowed && held[e] > 0 {
+			if !allowed && givenBack {
 				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
 			}
 			continue
@@ -123,8 +124,11 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		switch {
 		case !allowed:
 			res.Allowed, res.RetryAfter, res.Delay, res.Lease = false, 0, 0, 0
-			if reqs[e].Policy.Algorithm() != core.Concurrency {
+			if givenBack { // below
 				res.Remaining = min(res.Limit, res.Remaining+held[e])
+				if res.Remaining == res.Limit {
+					res.ResetAfter = 0
+				}
 			}
 		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
 			excess := held[e] - reqs[e].EffectiveCost()

@@ -97,14 +97,7 @@ func writeError(c echo.Context, err error) error {
 }
 
 func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
-	r := httplimit.WithRouterValues(c.Request(), func(key any) (any, bool) {
-		name, ok := key.(string) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
-		if !ok {
-			return nil, false
-		}
-		v := c.Get(name)
-		return v, v != nil
-	})
+	r := httplimit.WithRouterValues(c.Request(), routerValues{c}) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
 	if r.Pattern == "" {
 		r.Pattern = c.Path()
 	}
@@ -145,4 +138,16 @@ func status(c echo.Context, err error) int {
 		return he.Code
 	}
 	return http.StatusInternalServerError
+}
+
+// routerValues are the values of echo's c.Set, whose keys are strings.
+type routerValues struct{ c echo.Context }
+
+func (v routerValues) Get(key any) (any, bool) {
+	name, ok := key.(string)
+	if !ok {
+		return nil, false
+	}
+	value := v.c.Get(name)
+	return value, value != nil
 }

@@ -101,7 +101,7 @@ type middleware struct {
 }
 
 func (m *middleware) handle(c *gin.Context) {
-	r := httplimit.WithRouterValues(c.Request, c.Get) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
+	r := httplimit.WithRouterValues(c.Request, c) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
 	if r.Pattern == "" {
 		r.Pattern = c.FullPath()
 	}

@@ -16,7 +16,7 @@ type scopeKey struct{}
 type scope struct {
 	context.Context
 	last   *Ticket                   // the latest admitted decision of the request, nil after its Finish
-	values func(key any) (any, bool) // the router's own values, or nil
+	values RouterValues // the router's own values, or nil
 }
 
 // Value returns the scope itself for scopeKey, then the router's value for a key
@@ -26,7 +26,7 @@ func (s *scope) Value(key any) any {
 		return s
 	}
 	if s.values != nil {
-		if v, ok := s.values(key); ok {
+		if v, ok := s.values.Get(key); ok {
 			return v
 		}
 	}
@@ -39,18 +39,24 @@ func scopeOf(r *http.Request) *scope {
 	return s
 }
 
-// WithRouterValues returns r with a context whose Value also finds the values the
-// router stores for the request outside its context, such as gin's and echo's
-// c.Set: get is asked for every key before the context's own values, so
+// RouterValues are the values a router stores for a request outside its context,
+// such as gin's and echo's c.Set. *gin.Context implements it.
+type RouterValues interface {
+	// Get returns the value stored under key, and whether there is one.
+	Get(key any) (value any, ok bool)
+}
+
+// WithRouterValues returns r with a context whose Value also finds the router's
+// values: values is asked for every key before the context's own values, so
 // keyfuncs.Tenant("tenant") reads c.Set("tenant", …). Adapters call it before
 // Limiter.Start. A request that already passed through a Limiter keeps its scope
 // and is returned unchanged.
-func WithRouterValues(r *http.Request, get func(key any) (any, bool)) *http.Request {
+func WithRouterValues(r *http.Request, values RouterValues) *http.Request {
 	if s := scopeOf(r); s != nil {
 		if s.values == nil {
-			s.values = get
+			s.values = values
 		}
 		return r
 	}
-	return r.WithContext(&scope{Context: r.Context(), values: get})
+	return r.WithContext(&scope{Context: r.Context(), values: values})
 }

@@ -15,7 +15,7 @@ type scopeKey struct{}
 // through Value. One scope is made per request, by the outermost Limiter.
 type scope struct {
 	context.Context
-	last   *Ticket                   // the latest admitted decision of the request, nil after its Finish
+	last   *Ticket      // the latest admitted decision of the request, nil after its Finish
 	values RouterValues // the router's own values, or nil
 }
 

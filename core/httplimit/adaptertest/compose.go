@@ -148,25 +148,31 @@ func RunComposition(t *testing.T, build Build) {
 	})
 
 	t.Run("router values reach the key functions", func(t *testing.T) {
-		store := newStore(t)
-		perTenant := core.MustPolicy("tenant", core.FixedWindow, core.PerMinute(1))
-		for _, where := range []string{"app", "route"} {
-			layout := Layout{ValueKey: "tenant"}
-			// Without the tenant, both requests would fall back to the client's
-			// address and share its bucket.
-			l := httplimit.Must(store, httplimit.Limit(perTenant, keyfuncs.Tenant("tenant")))
-			if where == "app" {
-				layout.App = []*httplimit.Limiter{l}
-			} else {
-				layout.Route = []*httplimit.Limiter{l}
+		for _, kind := range []struct {
+			name string
+			key  keyfuncs.KeyFunc
+		}{{"tenant", keyfuncs.Tenant("tenant")}, {"user", keyfuncs.User("user")}} {
+			store := newStore(t)
+			policy := core.MustPolicy(kind.name, core.FixedWindow, core.PerMinute(1))
+			fields := `"` + kind.name + `";r=0;t=60`
+			for _, where := range []string{"app", "route"} {
+				layout := Layout{ValueKey: kind.name}
+				// Without the value, both requests would fall back to the client's
+				// address and share its bucket.
+				l := httplimit.Must(store, httplimit.Limit(policy, kind.key))
+				if where == "app" {
+					layout.App = []*httplimit.Limiter{l}
+				} else {
+					layout.Route = []*httplimit.Limiter{l}
+				}
+				h := build(layout)
+				prefix := where + "-"
+				run(t, h, []step{
+					{path: "/x", value: prefix + "acme", code: 200, rateLimit: fields},
+					{path: "/x", value: prefix + "tiny", code: 200, rateLimit: fields},
+					{path: "/x", value: prefix + "acme", code: 429, rateLimit: fields},
+				})
 			}
-			h := build(layout)
-			prefix := where + "-"
-			run(t, h, []step{
-				{path: "/x", value: prefix + "acme", code: 200, rateLimit: `"tenant";r=0;t=60`},
-				{path: "/x", value: prefix + "tiny", code: 200, rateLimit: `"tenant";r=0;t=60`},
-				{path: "/x", value: prefix + "acme", code: 429, rateLimit: `"tenant";r=0;t=60`},
-			})
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,4 +117,43 @@ func TestThreeLevelsMergeIntoOne(t *testing.T) {
 		got.Header().Get("RateLimit-Policy") != `"api";q=10;w=60, "other";q=10;w=60` {
 		t.Fatalf("RateLimit %q, RateLimit-Policy %q", got.Header().Get("RateLimit"), got.Header().Get("RateLimit-Policy"))
 	}
+}
+
+// Concurrent nested requests never admit more than one merged decision each
+// allows, and leave nothing charged beyond what they were admitted for: every
+// outer charge of a refused request is given back.
+func TestConcurrentNestedRequestsChargeExactly(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	outer := httplimit.Must(store, httplimit.Limit(api, peerKey))
+	inner := httplimit.Must(store, httplimit.Limit(api, peerKey), httplimit.WithCost(2))
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 40 {
+				if w := nested(outer, inner, request("192.0.2.1:1")); w.Code == http.StatusOK {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := admitted.Load(); n > 50 {
+		t.Fatalf("admitted %d requests of cost 2 under a limit of 100", n)
+	}
+	res, err := store.Decide(context.Background(), core.Request{Policy: api, Key: "ip:192.0.2.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := 100 - res.Remaining
+	if res.Allowed {
+		spent-- // this probe's own
+	}
+	if spent != 2*admitted.Load() {
+		t.Fatalf("%d spent for %d admitted requests of cost 2", spent, admitted.Load())
+	}
+	t.Logf("%d of 320 admitted", admitted.Load())
 }

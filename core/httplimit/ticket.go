@@ -362,6 +362,9 @@ func (t *Ticket) Finish(status int, completed bool) {
 		return
 	}
 	l := t.l
+	if t.scope != nil && t.scope.last == t {
+		t.scope.last = nil // the scope may outlive the request; the ticket is recycled
+	}
 	if t.absorbed {
 		t.reset()
 		l.tickets.Put(t)
@@ -369,9 +372,6 @@ func (t *Ticket) Finish(status int, completed bool) {
 	}
 	if t.eventDue {
 		l.notify(t)
-	}
-	if t.scope != nil && t.scope.last == t {
-		t.scope.last = nil
 	}
 	if t.outcome == Admitted && !t.finished {
 		var refund int64

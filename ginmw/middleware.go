@@ -101,11 +101,14 @@ type middleware struct {
 }
 
 func (m *middleware) handle(c *gin.Context) {
-	r := httplimit.WithRouterValues(c.Request, c) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
+	r := c.Request
+	if len(c.Keys) > 0 { // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
+		r = httplimit.WithRouterValues(r, c)
+		c.Request = r
+	}
 	if r.Pattern == "" {
 		r.Pattern = c.FullPath()
 	}
-	c.Request = r
 	t := m.limiter.Start(r, c.Writer.Header())
 	switch t.Outcome() {
 	case httplimit.Skipped:

@@ -1,6 +1,7 @@
 package chimw_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -30,6 +31,47 @@ func BenchmarkMiddleware(b *testing.B) {
 		r := chi.NewRouter()
 		r.Use(chimw.Middleware(store, limits, options...))
 		r.Get("/x", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+		return r
+	})
+}
+
+// TestCompositionThroughTheRouter runs the nesting scenarios on a chi router:
+// app-wide limiters in r.Use, route limiters in r.With.
+func TestCompositionThroughTheRouter(t *testing.T) {
+	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
+		mws := func(limiters []*httplimit.Limiter) []func(http.Handler) http.Handler {
+			var all []func(http.Handler) http.Handler
+			for _, l := range limiters {
+				mw, err := chimw.FromLimiter(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, mw)
+			}
+			return all
+		}
+		r := chi.NewRouter()
+		if layout.ValueKey != "" {
+			r.Use(func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					ctx := context.WithValue(r.Context(), layout.ValueKey, r.Header.Get("X-Value")) //nolint:staticcheck // the key the test's keyfuncs.Tenant reads
+					next.ServeHTTP(w, r.WithContext(ctx))
+				})
+			})
+		}
+		r.Use(mws(layout.App)...)
+		r.With(mws(layout.Route)...).Get("/x", func(http.ResponseWriter, *http.Request) {})
+		r.Get("/y", func(http.ResponseWriter, *http.Request) {})
+		return r
+	})
+}
+
+// TestPerIPThroughTheRouter runs the one-line limiter in chi's r.Use.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		r := chi.NewRouter()
+		r.Use(chimw.PerIP(rate))
+		r.Get("/x", func(http.ResponseWriter, *http.Request) {})
 		return r
 	})
 }

@@ -9,17 +9,27 @@ import (
 )
 
 // New returns chi middleware (net/http middleware) enforcing limits on store. It
-// is nethttp.New: the options are the engine's and nethttp's (WithDenyHandler,
-// WithErrorHandler, also offered here).
+// is nethttp.New, plus chi's route pattern: in r.Use, before chi has routed the
+// request, a Limiter that reads r.Pattern (httplimit.WithRouteCosts) finds the
+// pattern chi will match. The options are the engine's and nethttp's
+// (WithDenyHandler, WithErrorHandler, also offered here).
 func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (func(http.Handler) http.Handler, error) {
-	return nethttp.New(store, limits, options...)
+	l, err := httplimit.New(store, limits, options...)
+	if err != nil {
+		return nil, err
+	}
+	return FromLimiter(l)
 }
 
 // Middleware is New for static configuration: it panics on an invalid configuration.
 //
 //	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key)))
 func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.Option) func(http.Handler) http.Handler {
-	return nethttp.Middleware(store, limits, options...)
+	mw, err := New(store, limits, options...)
+	if err != nil {
+		panic(err)
+	}
+	return mw
 }
 
 // WithDenyHandler replaces the response to refused requests (see nethttp.DenyHandler).
@@ -31,5 +41,17 @@ func WithErrorHandler(h nethttp.ErrorHandler) httplimit.Option { return nethttp.
 
 // FromLimiter returns chi middleware for an existing Limiter (see nethttp.FromLimiter).
 func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) {
-	return nethttp.FromLimiter(l)
+	mw, err := nethttp.FromLimiter(l)
+	if err != nil || !l.NeedsPattern() {
+		return mw, err
+	}
+	return func(next http.Handler) http.Handler {
+		h := mw(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Pattern == "" || r.Pattern[len(r.Pattern)-1] == '*' {
+				r.Pattern = routePattern(r) // chi sets it again when it routes the request
+			}
+			h.ServeHTTP(w, r)
+		})
+	}, nil
 }

@@ -53,7 +53,7 @@ func TestTokenBucketSteps(t *testing.T) {
 		{at: 50, cost: 1, remaining: 0, retryAfter: 50 * ms, resetAfter: 1950 * ms}, // half a token
 		{at: 100, cost: 1, allowed: true, remaining: 0, resetAfter: 2000 * ms},      // refilled one
 		{at: 1100, cost: 5, allowed: true, remaining: 5, resetAfter: 1500 * ms},     // weighted, 10 earned
-		{at: 1000, cost: 5, allowed: true, remaining: 0, resetAfter: 2000 * ms},     // clock back: spends, earns nothing
+		{at: 1000, cost: 5, allowed: true, remaining: 0, resetAfter: 2100 * ms},     // clock back: spends, earns nothing; full again at 3100
 		{at: 1100, cost: 1, remaining: 0, retryAfter: 100 * ms, resetAfter: 2000 * ms},
 		{at: 100000, cost: 20, allowed: true, remaining: 0, resetAfter: 2000 * ms}, // long idle: capped at burst
 	})

@@ -5,27 +5,32 @@ import "math/bits"
 // stepTokenBucket admits cost at now when min(burst, tokens + (now-updated)*limit/period) >= cost.
 // The bucket starts full. Token counts are kept in token units (Policy.TokenUnit per
 // token, Policy.RefillPerMilli earned per millisecond), so the arithmetic is exact.
-// A clock that goes backwards earns nothing: refill uses max(now, updated).
+// A clock that goes backwards earns nothing: refill uses max(now, updated). The
+// bucket then refills from updated, not from now, so its waits (Retry-After and
+// ResetAfter) count the time from now to updated too.
 func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
 	full := p.capacity * p.unit
 	level, updated := full, now
 	if s.Seen {
 		level, updated = refilledLevel(s.Tokens, s.Updated, p, now)
 	}
+	behind := updated - now // > 0 when the clock is behind the state
 	need := cost * p.unit
 	*r = Result{Policy: p.name, Limit: p.capacity}
 	if !charge || level < need {
 		r.Remaining = level / p.unit
 		if level < need {
-			r.RetryAfter = millis(ceilDiv(need-level, p.refill))
+			r.RetryAfter = millis(behind + ceilDiv(need-level, p.refill))
 		}
-		r.ResetAfter = millis(ceilDiv(full-level, p.refill))
+		if level < full {
+			r.ResetAfter = millis(behind + ceilDiv(full-level, p.refill))
+		}
 		return
 	}
 	level -= need
 	r.Allowed = true
 	r.Remaining = quotient(level, p.unit)
-	r.ResetAfter = millis(ceilDiv(full-level, p.refill))
+	r.ResetAfter = millis(behind + ceilDiv(full-level, p.refill))
 	s.Seen, s.Tokens, s.Updated = true, level, updated // a bucket's state has no other fields set
 	return
 }

@@ -32,3 +32,45 @@ func BenchmarkMiddleware(b *testing.B) {
 		return e
 	})
 }
+
+// TestCompositionThroughTheRouter runs the nesting scenarios on an echo router:
+// app-wide limiters in e.Use, route limiters as the route's middleware.
+func TestCompositionThroughTheRouter(t *testing.T) {
+	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
+		mws := func(limiters []*httplimit.Limiter) []echo.MiddlewareFunc {
+			var all []echo.MiddlewareFunc
+			for _, l := range limiters {
+				mw, err := echomw.FromLimiter(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, mw)
+			}
+			return all
+		}
+		e := echo.New()
+		if layout.ValueKey != "" {
+			e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+				return func(c echo.Context) error {
+					c.Set(layout.ValueKey, c.Request().Header.Get("X-Value"))
+					return next(c)
+				}
+			})
+		}
+		e.Use(mws(layout.App)...)
+		ok := func(c echo.Context) error { return c.NoContent(http.StatusOK) }
+		e.GET("/x", ok, mws(layout.Route)...)
+		e.GET("/y", ok)
+		return e
+	})
+}
+
+// TestPerIPThroughTheRouter runs the one-line limiter in echo's e.Use.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		e := echo.New()
+		e.Use(echomw.PerIP(rate))
+		e.GET("/x", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+		return e
+	})
+}

@@ -6,15 +6,33 @@
 // list; echo's RealIP() is not used, as it believes forwarding headers from any
 // peer unless an IP extractor is configured.
 //
+// The simplest limiter is one line: a token bucket per client address, in memory.
+//
+//	e := echo.New()
+//	e.Use(echomw.PerIP(core.PerSecond(10)))
+//
+// Limits declared app-wide (e.Use) and on a route make one decision per request:
+// a policy declared twice is charged once, at the route's cost; a route's refusal
+// spends nothing of the app-wide policies; the response lists each policy once.
+//
 //	store := memory.MustNew()
 //	defer store.Close()
 //	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 //	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 //
 //	e := echo.New()
-//	e.GET("/api/resource", resource, echomw.Middleware(store, httplimit.Limit(api, clientIP.Key)))
+//	e.Use(echomw.Middleware(store, httplimit.Limit(api, clientIP.Key)))
+//	e.GET("/api/resource", resource)
 //	e.GET("/api/report", report, echomw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5)))
 //
-// The middleware sets r.Pattern to the echo route (c.Path()) when it is empty, so
+// or, with the weights in the app-wide middleware, matched on c.Path():
+//
+//	e.Use(echomw.Middleware(store, httplimit.Limit(api, clientIP.Key),
+//		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))
+//
+// Values stored with c.Set reach the key functions: after
+// c.Set("tenant", "acme") in an authentication middleware,
+// keyfuncs.Tenant("tenant") keys the request as "tenant:acme". The middleware also
+// sets r.Pattern to the echo route (c.Path()) when it is empty, so
 // keyfuncs.Route() keys requests by endpoint here too.
 package echomw

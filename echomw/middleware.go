@@ -97,10 +97,11 @@ func writeError(c echo.Context, err error) error {
 }
 
 func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
-	r := c.Request()
+	r := httplimit.WithRouterValues(c.Request(), routerValues{c}) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
 	if r.Pattern == "" {
 		r.Pattern = c.Path()
 	}
+	c.SetRequest(r)
 	t := l.Start(r, c.Response().Header())
 	switch t.Outcome() {
 	case httplimit.Skipped:
@@ -118,6 +119,7 @@ func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next ec
 		t.Finish(0, false) // the client went away while queued: nothing to answer
 		return nil
 	}
+	c.SetRequest(t.Request()) // lets a limiter further in merge its decision with this one
 	completed := false
 	defer func() { t.Finish(status(c, err), completed) }() // also on panic, which then continues
 	err = next(c)
@@ -136,4 +138,16 @@ func status(c echo.Context, err error) int {
 		return he.Code
 	}
 	return http.StatusInternalServerError
+}
+
+// routerValues are the values of echo's c.Set, whose keys are strings.
+type routerValues struct{ c echo.Context }
+
+func (v routerValues) Get(key any) (any, bool) {
+	name, ok := key.(string)
+	if !ok {
+		return nil, false
+	}
+	value := v.c.Get(name)
+	return value, value != nil
 }

@@ -31,3 +31,40 @@ func BenchmarkMiddleware(b *testing.B) {
 		return r
 	})
 }
+
+// TestCompositionThroughTheRouter runs the nesting scenarios on a gin engine:
+// app-wide limiters in r.Use, route limiters in the route's handler chain.
+func TestCompositionThroughTheRouter(t *testing.T) {
+	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
+		handlers := func(limiters []*httplimit.Limiter) []gin.HandlerFunc {
+			var all []gin.HandlerFunc
+			for _, l := range limiters {
+				h, err := ginmw.FromLimiter(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, h)
+			}
+			return all
+		}
+		r := newEngine()
+		if layout.ValueKey != "" {
+			r.Use(func(c *gin.Context) { c.Set(layout.ValueKey, c.GetHeader("X-Value")) })
+		}
+		r.Use(handlers(layout.App)...)
+		ok := func(c *gin.Context) { c.Status(http.StatusOK) }
+		r.GET("/x", append(handlers(layout.Route), ok)...)
+		r.GET("/y", ok)
+		return r
+	})
+}
+
+// TestPerIPThroughTheRouter runs the one-line limiter in gin's r.Use.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		r := newEngine()
+		r.Use(ginmw.PerIP(rate))
+		r.GET("/x", func(c *gin.Context) { c.Status(http.StatusOK) })
+		return r
+	})
+}

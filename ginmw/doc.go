@@ -6,15 +6,34 @@
 // list; gin's c.ClientIP() is not used, as it trusts forwarding headers from
 // every peer unless the engine is configured otherwise.
 //
+// The simplest limiter is one line: a token bucket per client address, in memory.
+//
+//	r := gin.New()
+//	r.Use(ginmw.PerIP(core.PerSecond(10)))
+//
+// Limits declared app-wide (r.Use) and in a route's handler chain make one
+// decision per request: a policy declared twice is charged once, at the route's
+// cost; a route's refusal spends nothing of the app-wide policies; the response
+// lists each policy once.
+//
 //	store := memory.MustNew()
 //	defer store.Close()
 //	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 //	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 //
 //	r := gin.New()
-//	r.GET("/api/resource", ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key)), resource)
+//	r.Use(ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key)))
+//	r.GET("/api/resource", resource)
 //	r.GET("/api/report", ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5)), report)
 //
-// The middleware sets r.Pattern to the gin route (c.FullPath()) when it is empty,
-// so keyfuncs.Route() keys requests by endpoint here too.
+// or, with the weights in the app-wide middleware, matched on c.FullPath():
+//
+//	r.Use(ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key),
+//		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))
+//
+// Values stored with c.Set reach the key functions: after
+// c.Set("tenant", "acme") in an authentication middleware,
+// keyfuncs.Tenant("tenant") keys the request as "tenant:acme". The middleware also
+// sets r.Pattern to the gin route (c.FullPath()) when it is empty, so
+// keyfuncs.Route() keys requests by endpoint here too.
 package ginmw

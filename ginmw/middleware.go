@@ -102,6 +102,10 @@ type middleware struct {
 
 func (m *middleware) handle(c *gin.Context) {
 	r := c.Request
+	if len(c.Keys) > 0 { // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
+		r = httplimit.WithRouterValues(r, c)
+		c.Request = r
+	}
 	if r.Pattern == "" {
 		r.Pattern = c.FullPath()
 	}
@@ -126,6 +130,7 @@ func (m *middleware) handle(c *gin.Context) {
 		t.Finish(0, false)
 		return
 	}
+	c.Request = t.Request() // lets a limiter further down the chain merge its decision with this one
 	completed := false
 	defer func() { t.Finish(c.Writer.Status(), completed) }() // also on panic, which then continues
 	c.Next()

@@ -1,6 +1,7 @@
 package nethttp_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -30,4 +31,42 @@ func BenchmarkMiddleware(b *testing.B) {
 		func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
 			return mux(nethttp.Middleware(store, limits, options...))
 		})
+}
+
+// TestCompositionThroughTheRouter runs the nesting scenarios on a ServeMux: app-wide
+// middleware around the mux, route middleware in a pattern's handler chain.
+func TestCompositionThroughTheRouter(t *testing.T) {
+	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
+		wrap := func(h http.Handler, limiters []*httplimit.Limiter) http.Handler {
+			for i := len(limiters) - 1; i >= 0; i-- {
+				mw, err := nethttp.FromLimiter(limiters[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				h = mw(h)
+			}
+			return h
+		}
+		ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+		mux := http.NewServeMux()
+		mux.Handle("GET /x", wrap(ok, layout.Route))
+		mux.Handle("GET /y", ok)
+		h := wrap(mux, layout.App)
+		if layout.ValueKey == "" {
+			return h
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := context.WithValue(r.Context(), layout.ValueKey, r.Header.Get("X-Value")) //nolint:staticcheck // the key the test's keyfuncs.Tenant reads
+			h.ServeHTTP(w, r.WithContext(ctx))
+		})
+	})
+}
+
+// TestPerIPThroughTheRouter runs the one-line limiter around a ServeMux.
+func TestPerIPThroughTheRouter(t *testing.T) {
+	adaptertest.RunPerIP(t, func(rate core.Rate) http.Handler {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /x", func(http.ResponseWriter, *http.Request) {})
+		return nethttp.PerIP(rate)(mux)
+	})
 }

@@ -2,16 +2,31 @@
 // func(http.Handler) http.Handler, built on the httplimit engine. It imports no
 // web framework, so it also serves chi and any router that takes such middleware.
 //
+// The simplest limiter is one line: a token bucket per client address, in memory.
+//
+//	http.ListenAndServe(addr, nethttp.PerIP(core.PerSecond(10))(mux))
+//
+// Limits declared around the whole mux and on one pattern make one decision per
+// request: a policy declared twice is charged once, at the inner cost; an inner
+// refusal spends nothing of the outer policies; the response lists each policy
+// once.
+//
 //	store := memory.MustNew()
 //	defer store.Close()
 //	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 //	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
-//	limit := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))
 //
 //	mux := http.NewServeMux()
-//	mux.Handle("GET /api/resource", limit(resource))
+//	mux.Handle("GET /api/resource", resource)
 //	mux.Handle("GET /api/report", nethttp.Middleware(store,
 //		httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))(report))
+//	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))(mux)
+//
+// or, with the weights in the middleware around the mux, matched on the ServeMux
+// pattern (which the middleware looks up before the mux routes the request):
+//
+//	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key),
+//		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))(mux)
 //
 // A refused request gets 429 with the RateLimit fields, Retry-After and an RFC 9457
 // problem body; replace it with WithDenyHandler. A store failure gets 503 by

@@ -79,7 +79,14 @@ func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) 
 		if next == nil {
 			panic("nethttp: nil next handler")
 		}
-		return &middleware{limiter: l, next: next, deny: deny, onError: onError, recordStatus: l.RecordsStatus()}
+		m := &middleware{limiter: l, next: next, deny: deny, onError: onError, recordStatus: l.RecordsStatus()}
+		if mux, ok := next.(*http.ServeMux); ok && l.NeedsPattern() {
+			m.pattern = func(r *http.Request) string {
+				_, pattern := mux.Handler(r)
+				return pattern
+			}
+		}
+		return m
 	}, nil
 }
 
@@ -96,11 +103,15 @@ type middleware struct {
 	deny         DenyHandler
 	onError      ErrorHandler
 	recordStatus bool
+	pattern      func(*http.Request) string // the route of a request the ServeMux below has not routed yet
 }
 
 // ServeHTTP decides r and then refuses it, reports an error, or runs the next
 // handler (after a leaky-bucket wait, holding its leases until it returns).
 func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if m.pattern != nil && r.Pattern == "" {
+		r.Pattern = m.pattern(r)
+	}
 	t := m.limiter.Start(r, w.Header())
 	switch t.Outcome() {
 	case httplimit.Skipped:
@@ -119,6 +130,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.Finish(0, false) // the client went away while queued: nothing to answer
 		return
 	}
+	r = t.Request() // lets a limiter further in merge its decision with this one
 	if m.recordStatus {
 		m.serveRecorded(w, r, t)
 		return

@@ -74,7 +74,7 @@ func TestRepeatedFieldValues(t *testing.T) {
 				res := script[i%len(script)]
 				reset := int64((res.ResetAfter + time.Second - 1) / time.Second)
 				w := map[string]string{
-					"RateLimit":             render(tk.Results()),
+					"RateLimit":             render(tk.Results(), 3600),
 					"X-RateLimit-Limit":     "5000",
 					"X-RateLimit-Remaining": strconv.FormatInt(max(0, res.Remaining), 10),
 					"X-RateLimit-Reset":     strconv.FormatInt(reset, 10),

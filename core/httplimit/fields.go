@@ -22,9 +22,13 @@ const (
 	//	RateLimit: "api";r=7;t=1
 	//
 	// q is the policy's quota (core.Policy.Capacity) and w its window in whole
-	// seconds, rounded up (core.Policy.Window, at least 1); r is the remaining quota
-	// and t the whole seconds, rounded up, until the quota is restored; for a policy
-	// that refused the request, t is when it admits the request again.
+	// seconds, rounded up (core.Policy.Window, at least 1); a concurrency policy
+	// sends qu="concurrent-requests" instead of w, as its quota is the number of
+	// requests in flight. r is the remaining quota and t the whole seconds, rounded
+	// up, until the quota is restored, never more than w; for a policy that refused
+	// the request, t is when it admits the request again (at most w: Retry-After
+	// carries the exact wait). When Limiters are nested, the response carries one
+	// member per policy of the merged decision.
 	//
 	// Field values are shared between responses (precomputed, repeated, or carved
 	// from shared chunks, so that responses allocate nothing for them): replace a
@@ -56,15 +60,23 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
-// policyMember appends p's RateLimit-Policy member: "name";q=Q;w=W.
+// policyMember appends p's RateLimit-Policy member: "name";q=Q;w=W, or
+// "name";q=Q;qu="concurrent-requests" for a concurrency policy, whose quota is a
+// number of requests in flight rather than per window.
 func policyMember(buf []byte, p *core.Policy) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, p.Name()...) // names hold only [A-Za-z0-9_.:-]: nothing to escape
 	buf = append(buf, `";q=`...)
 	buf = strconv.AppendInt(buf, p.Capacity(), 10)
+	if p.Algorithm() == core.Concurrency {
+		return append(buf, `;qu="concurrent-requests"`...)
+	}
 	buf = append(buf, ";w="...)
-	return strconv.AppendInt(buf, max(1, ceilSeconds(p.Window())), 10)
+	return strconv.AppendInt(buf, windowSeconds(p), 10)
 }
+
+// windowSeconds is the w of p: its window in whole seconds, rounded up, at least 1.
+func windowSeconds(p *core.Policy) int64 { return max(1, ceilSeconds(p.Window())) }
 
 // resetSeconds is the t of a result: when a refusing policy admits the request, or
 // when an admitting one has fully recovered.
@@ -79,14 +91,21 @@ func resetSeconds(res *core.Result) int64 {
 // admitting it within a stack that another policy refused).
 func refused(res *core.Result) bool { return !res.Allowed && res.RetryAfter > 0 }
 
-// rateLimitMember appends res's RateLimit member: "name";r=R;t=T.
-func rateLimitMember(buf []byte, res *core.Result) []byte {
+// rateLimitMember appends res's RateLimit member: "name";r=R;t=T. t never exceeds
+// the w of p's RateLimit-Policy member: a sliding window's estimate can take up to
+// two periods to recover fully, and a client reads t within the window the policy
+// announces (Retry-After still says the exact wait of a refusal).
+func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, res.Policy...)
 	buf = append(buf, `";r=`...)
 	buf = strconv.AppendInt(buf, max(0, res.Remaining), 10)
 	buf = append(buf, ";t="...)
-	return strconv.AppendInt(buf, resetSeconds(res), 10)
+	reset := resetSeconds(res)
+	if p.Algorithm() != core.Concurrency {
+		reset = min(reset, windowSeconds(p))
+	}
+	return strconv.AppendInt(buf, reset, 10)
 }
 
 // single returns a header value slice of one element. Its capacity is one, so a
@@ -96,7 +115,7 @@ func single(v string) []string { return []string{v} }
 // writeFields sets the rate-limit fields of the decided ticket on h.
 func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 	if l.fields&IETFFields != 0 {
-		if l.policyField != nil {
+		if l.policyField != nil && !t.merged {
 			h[headerPolicy] = l.policyField
 		} else {
 			buf := t.buf[:0]
@@ -122,19 +141,23 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 // rateLimitField is the RateLimit value of t's results: the ticket's last one
 // when they show the same numbers (static stacks), or built afresh.
 func (l *Limiter) rateLimitField(t *Ticket) []string {
-	if value := t.fieldMemo.lookup(t.results); value != nil {
-		return value
+	if !t.merged { // a merged decision's policies are not the memo's
+		if value := t.fieldMemo.lookup(t.results); value != nil {
+			return value
+		}
 	}
 	buf := t.buf[:0]
 	for i := range t.results {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
-		buf = rateLimitMember(buf, &t.results[i])
+		buf = rateLimitMember(buf, &t.results[i], &t.reqs[i].Policy)
 	}
 	t.keepScratch(buf)
 	value := t.values.value(buf)
-	t.fieldMemo.remember(t.results, value)
+	if !t.merged {
+		t.fieldMemo.remember(t.results, value)
+	}
 	return value
 }
 

@@ -3,6 +3,7 @@ package httplimit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -18,14 +19,16 @@ type Limiter struct {
 	refunder core.Refunder // the store as a Refunder, or nil
 	rules    []rule
 
-	cost     int64
-	costFunc func(*http.Request) (int64, error)
-	settle   SettleFunc
-	skip     []func(*http.Request) bool
-	shadow   bool
-	observer Observer
-	fields   Fields
-	fallback *keyFallback
+	cost       int64
+	costFunc   func(*http.Request) (int64, error)
+	routeCosts map[string]int64
+	errorLog   errorLog
+	settle     SettleFunc
+	skip       []func(*http.Request) bool
+	shadow     bool
+	observer   Observer
+	fields     Fields
+	fallback   *keyFallback
 
 	releaseTimeout time.Duration
 	adapter        []any
@@ -58,11 +61,19 @@ func New(store core.Store, limits Limits, options ...Option) (*Limiter, error) {
 	if s.cost != 0 && s.costFunc != nil {
 		return nil, errors.New("httplimit: WithCost and WithCostFunc are exclusive")
 	}
+	if s.routeCosts != nil && s.costFunc != nil {
+		return nil, errors.New("httplimit: WithRouteCosts and WithCostFunc are exclusive")
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
 	l := &Limiter{
 		store:          store,
 		rules:          append([]rule(nil), limits.rules...),
 		cost:           s.cost,
 		costFunc:       s.costFunc,
+		routeCosts:     s.routeCosts,
+		errorLog:       errorLog{logger: s.logger},
 		settle:         s.settle,
 		skip:           s.skip,
 		shadow:         s.shadow,
@@ -134,9 +145,16 @@ func (l *Limiter) checkRules() error {
 			if l.settle != nil && len(l.rules) == 1 {
 				return fmt.Errorf("httplimit: WithSettle: policy %q is a concurrency policy, which has no cost to settle", p.Name())
 			}
-		} else if l.cost != 0 {
-			if err := p.CheckCost(l.cost); err != nil {
-				return fmt.Errorf("httplimit: WithCost(%d): %w", l.cost, err)
+		} else {
+			if l.cost != 0 {
+				if err := p.CheckCost(l.cost); err != nil {
+					return fmt.Errorf("httplimit: WithCost(%d): %w", l.cost, err)
+				}
+			}
+			for pattern, cost := range l.routeCosts {
+				if err := p.CheckCost(cost); err != nil {
+					return fmt.Errorf("httplimit: WithRouteCosts: route %q: %w", pattern, err)
+				}
 			}
 		}
 		if i > 0 {
@@ -160,6 +178,11 @@ func (l *Limiter) AdapterOptions() []any { return l.adapter }
 // set), so that an adapter which must wrap the response writer to learn it only
 // does so when needed.
 func (l *Limiter) RecordsStatus() bool { return l.settle != nil }
+
+// NeedsPattern reports whether the Limiter reads r.Pattern (WithRouteCosts is
+// set), so that an adapter whose router has not routed the request yet (chi's
+// r.Use, a net/http middleware around a ServeMux) finds the route first.
+func (l *Limiter) NeedsPattern() bool { return l.routeCosts != nil }
 
 // Shadow reports whether the Limiter runs in shadow mode.
 func (l *Limiter) Shadow() bool { return l.shadow }

@@ -11,8 +11,11 @@ import (
 // quick and safe for concurrent use. The engine imports no metrics or logging
 // library: attach them here.
 type Observer interface {
-	// OnDecision is called once per decided request, before the handler runs or the
-	// refusal is written. e and its slices are only valid during the call.
+	// OnDecision is called once per decided request: for a refusal, before it is
+	// written; for an admitted request, when it ends (Ticket.Finish), because a
+	// Limiter nested inside may still merge its decision into this one. A merged
+	// decision is one event, seen by the observers of every Limiter merged into
+	// it. e and its slices are only valid during the call.
 	OnDecision(e *Event)
 	// OnError is called when a request could not be decided (a key, policy, cost or
 	// store error) and when releasing a lease or refunding a cost fails after the
@@ -51,7 +54,8 @@ const (
 	// mode let it through uncharged.
 	VerdictShadowDenied Verdict = "shadow_denied"
 	// VerdictUncharged: this policy would have admitted the request, but another
-	// policy of its stack refused it, so nothing was charged.
+	// policy of its stack (or of a nested Limiter's rules) refused it, so nothing
+	// was charged.
 	VerdictUncharged Verdict = "uncharged"
 	// VerdictUnenforced: the policy's store failed and its failure mode admitted the
 	// request without counting it (core.Result.Unenforced).

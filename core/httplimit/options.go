@@ -3,6 +3,8 @@ package httplimit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/netip"
 	"time"
@@ -16,6 +18,8 @@ type Option func(*settings) error
 type settings struct {
 	cost           int64
 	costFunc       func(*http.Request) (int64, error)
+	routeCosts     map[string]int64
+	logger         *slog.Logger
 	settle         SettleFunc
 	skip           []func(*http.Request) bool
 	shadow         bool
@@ -60,6 +64,46 @@ func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 			return errors.New("httplimit: WithCostFunc: nil function")
 		}
 		s.costFunc = cost
+		return nil
+	}
+}
+
+// WithRouteCosts sets the cost of requests per route, from one app-wide
+// middleware: costs maps a route pattern, exactly as the router names it, to the
+// cost of its requests. The pattern is r.Pattern with net/http (such as
+// "GET /api/report"), chi's RoutePattern ("/api/report"), gin's FullPath and
+// echo's Path; the adapters fill r.Pattern before the decision. Routes that are
+// not in the table cost the WithCost cost (default: the policy's own). New fails
+// for a cost below 1 or one that a static policy could never admit.
+//
+//	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key),
+//		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))
+func WithRouteCosts(costs map[string]int64) Option {
+	return func(s *settings) error {
+		if len(costs) == 0 {
+			return errors.New("httplimit: WithRouteCosts: empty table")
+		}
+		for pattern, cost := range costs {
+			if cost < 1 {
+				return fmt.Errorf("httplimit: WithRouteCosts: route %q: cost must be at least 1, got %d", pattern, cost)
+			}
+		}
+		s.routeCosts = maps.Clone(costs)
+		return nil
+	}
+}
+
+// WithLogger sets where the Limiter logs the requests it could not decide (a
+// failing key, policy or cost function, a failing store) at error level, with the
+// policy, method and route but never the key; a burst of such errors is logged at
+// most once a second, with the number of errors left out. The default is
+// slog.Default().
+func WithLogger(logger *slog.Logger) Option {
+	return func(s *settings) error {
+		if logger == nil {
+			return errors.New("httplimit: WithLogger: nil logger")
+		}
+		s.logger = logger
 		return nil
 	}
 }

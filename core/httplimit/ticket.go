@@ -54,7 +54,19 @@ type Ticket struct {
 	cost     int64         // the cost charged to each rate policy
 	delay    time.Duration // the leaky-bucket wait before the handler runs
 	finished bool          // leases released and costs settled (or given back)
+	shadow   bool          // a refusal lets the request through (every merged Limiter is in shadow mode)
+	merged   bool          // reqs and results hold a decision merged with an outer Limiter's
+	absorbed bool          // an inner Limiter merged this decision into its own, and finishes it
+	eventDue bool          // the observers are told at Finish
 	err      error
+
+	next           *http.Request // the request to pass on: r, with the scope in its context
+	scope          *scope        // the request's scope, where this ticket is the latest decision
+	extraObservers []Observer    // observers of absorbed tickets other than the Limiter's own
+	ownReqs        []core.Request
+	ownResults     []core.Result
+	mergedReqs     []core.Request
+	mergedResults  []core.Result
 
 	denial Denial
 	event  Event
@@ -84,20 +96,26 @@ func newTicket(l *Limiter, n int, static bool) *Ticket {
 		if static {
 			t.fieldMemo = fieldMemo{rt: t.oneMemo[:]}
 		}
-		return t
+	} else {
+		t.reqs, t.results, t.buf = make([]core.Request, n), make([]core.Result, n), make([]byte, 0, 64*n)
+		if static {
+			t.fieldMemo = newFieldMemo(n)
+		}
 	}
-	t.reqs, t.results, t.buf = make([]core.Request, n), make([]core.Result, n), make([]byte, 0, 64*n)
-	if static {
-		t.fieldMemo = newFieldMemo(n)
-	}
+	t.ownReqs, t.ownResults = t.reqs, t.results
 	return t
 }
 
 // Start decides r: it runs the skippers, resolves each policy and key, computes
 // the cost, asks the store, writes the rate-limit fields (and Retry-After, on a
-// refusal) into h, and tells the observer. The adapter then acts on
-// Ticket.Outcome and calls Finish exactly once. Start returns nil for a skipped
+// refusal) into h, and tells the observer of a refusal (of an admitted request, at
+// Finish). The adapter then acts on Ticket.Outcome, passes Ticket.Request on to
+// the handler, and calls Finish exactly once. Start returns nil for a skipped
 // request.
+//
+// When r already passed through a Limiter on the same store that admitted it (an
+// app-wide middleware, say), Start merges the two into one decision, as the
+// package documentation says under "Composition".
 func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	for _, skip := range l.skip {
 		if skip(r) {
@@ -105,7 +123,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		}
 	}
 	t := l.tickets.Get().(*Ticket)
-	t.r = r
+	t.r, t.shadow = r, l.shadow
 	if err := l.prepare(t, r); err != nil {
 		if err == errSkip { // SkipFallback: exempt, as a skipper would
 			t.reset()
@@ -115,8 +133,11 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		return l.fail(t, err)
 	}
 	ctx := r.Context()
+	sc := scopeOf(r)
 	var err error
-	if len(t.reqs) == 1 {
+	if prev := outerDecision(sc, l); prev != nil {
+		err = l.merge(ctx, t, prev)
+	} else if len(t.reqs) == 1 {
 		t.results[0], err = l.store.Decide(ctx, t.reqs[0])
 		t.allowed = t.results[0].Allowed
 	} else {
@@ -129,19 +150,15 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		return l.fail(t, fmt.Errorf("%w: policy %q: %w", ErrStore, t.reqs[0].Policy.Name(), err))
 	}
 	l.writeFields(t, h)
-	if l.observer != nil {
-		t.event = Event{Request: r, Requests: t.reqs, Results: t.results, Allowed: t.allowed, Shadow: l.shadow, FellBack: t.fellBack}
-		l.observer.OnDecision(&t.event)
-	}
 	switch {
 	case t.allowed:
 		t.outcome = Admitted
-		if !l.shadow {
+		if !t.shadow {
 			for i := range t.results {
 				t.delay = max(t.delay, t.results[i].Delay)
 			}
 		}
-	case l.shadow:
+	case t.shadow:
 		t.outcome = Admitted
 	default:
 		t.outcome = Denied
@@ -155,17 +172,71 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		t.denial.RetryAfter = time.Duration(seconds) * time.Second
 		t.denial.contentType = l.problemType
 		h[headerRetryAfter] = t.number(seconds, &t.retryAfterMemo)
+		l.notify(t)
+		return t
 	}
+	// Admitted: the request goes on, and an inner Limiter may merge its decision.
+	t.next = r
+	if sc == nil {
+		sc = &scope{Context: ctx}
+		t.next = r.WithContext(sc)
+	}
+	sc.last, t.scope = t, sc
+	t.eventDue = true
 	return t
+}
+
+// outerDecision is the admitted decision of an outer Limiter on l's store that a
+// decision of l merges with, or nil.
+func outerDecision(sc *scope, l *Limiter) *Ticket {
+	if sc == nil || sc.last == nil {
+		return nil
+	}
+	prev := sc.last
+	if prev.outcome != Admitted || prev.absorbed || prev.finished || !sameStore(prev.l.store, l.store) {
+		return nil
+	}
+	return prev
+}
+
+// notify tells t's observers about its decision.
+func (l *Limiter) notify(t *Ticket) {
+	if l.observer == nil && len(t.extraObservers) == 0 {
+		return
+	}
+	t.event = Event{Request: t.r, Requests: t.reqs, Results: t.results, Allowed: t.allowed, Shadow: t.shadow, FellBack: t.fellBack}
+	if l.observer != nil {
+		l.observer.OnDecision(&t.event)
+	}
+	for _, o := range t.extraObservers {
+		o.OnDecision(&t.event)
+	}
+}
+
+// Request is the request to pass on to the handler: the one given to Start, with a
+// context that lets a Limiter nested inside merge its decision with this one.
+func (t *Ticket) Request() *http.Request {
+	if t == nil {
+		return nil
+	}
+	if t.next != nil {
+		return t.next
+	}
+	return t.r
 }
 
 // prepare resolves the policy, key and cost of each rule into t.reqs.
 func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 	cost := l.cost
+	if l.routeCosts != nil {
+		if c, ok := l.routeCosts[r.Pattern]; ok {
+			cost = c
+		}
+	}
 	if l.costFunc != nil {
 		c, err := l.costFunc(r)
 		if err != nil {
-			return fmt.Errorf("httplimit: cost function: %w", err)
+			return fmt.Errorf("%w: %w", errCostFunc, err)
 		}
 		if c < 1 {
 			return fmt.Errorf("%w: the cost function returned %d", core.ErrInvalidCost, c)
@@ -182,7 +253,7 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 			dynamic = true
 			p, err := ru.policyFunc(r)
 			if err != nil {
-				return fmt.Errorf("httplimit: policy function %d of the stack: %w", i, err)
+				return fmt.Errorf("%w %d of the stack: %w", errPolicyFunc, i, err)
 			}
 			if !p.Valid() {
 				return fmt.Errorf("%w: policy function %d of the stack returned the zero Policy", core.ErrInvalidPolicy, i)
@@ -212,9 +283,10 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 	return nil
 }
 
-// fail ends t as Failed with err and tells the observer.
+// fail ends t as Failed with err, logs it and tells the observer.
 func (l *Limiter) fail(t *Ticket, err error) *Ticket {
 	t.outcome, t.err = Failed, err
+	l.errorLog.log(t.r, err)
 	if l.observer != nil {
 		l.observer.OnError(t.r, err)
 	}
@@ -295,6 +367,17 @@ func (t *Ticket) Finish(status int, completed bool) {
 		return
 	}
 	l := t.l
+	if t.scope != nil && t.scope.last == t {
+		t.scope.last = nil // the scope may outlive the request; the ticket is recycled
+	}
+	if t.absorbed {
+		t.reset()
+		l.tickets.Put(t)
+		return
+	}
+	if t.eventDue {
+		l.notify(t)
+	}
 	if t.outcome == Admitted && !t.finished {
 		var refund int64
 		if completed && l.settle != nil && t.allowed && t.cost > 0 {
@@ -368,4 +451,14 @@ func (t *Ticket) reset() {
 	}
 	t.outcome, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
 	t.cost, t.delay, t.err = 0, 0, nil
+	if t.next != nil || t.scope != nil {
+		t.next, t.scope = nil, nil
+	}
+	t.eventDue, t.absorbed = false, false
+	if t.merged {
+		t.merged = false
+		t.reqs, t.results = t.ownReqs, t.ownResults
+		clear(t.extraObservers)
+		t.extraObservers = t.extraObservers[:0]
+	}
 }

@@ -39,7 +39,7 @@ func TestFieldValuesOutliveTheirTicket(t *testing.T) {
 					for i := range 2000 {
 						h := http.Header{}
 						tk := l.Start(request("192.0.2.1:1"), h)
-						all = append(all, kept{h, policyValue(tk), render(tk.Results())})
+						all = append(all, kept{h, policyValue(tk), render(tk.Results(), 1)})
 						tk.Finish(200, true)
 						if old := all[i/2]; old.header.Get("RateLimit") != old.fields || old.header.Get("RateLimit-Policy") != old.policy {
 							t.Errorf("request %d: fields changed after Finish: %v, want %q and %q", i/2, old.header, old.fields, old.policy)

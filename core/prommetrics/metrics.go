@@ -3,6 +3,7 @@ package prommetrics
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,6 +24,11 @@ const (
 	TransitionsName = "ratelimit_fallback_transitions_total"
 	// LocalRefusalsName counts requests the pre-limiter refused (hot keys).
 	LocalRefusalsName = "ratelimit_local_refusals_total"
+	// KeyFallbacksName counts requests whose key function found no identity, per
+	// policy and per fallback taken (ip, refuse or skip: httplimit.FallbackKind).
+	KeyFallbacksName = "ratelimit_key_fallbacks_total"
+	// ErrorsName counts requests that could not be decided, per reason.
+	ErrorsName = "ratelimit_errors_total"
 )
 
 // DefaultBuckets are the store latency histogram's buckets, in seconds: a healthy
@@ -31,10 +37,15 @@ func DefaultBuckets() []float64 {
 	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1}
 }
 
-// Metrics is a resilient.Observer that counts in Prometheus. One Metrics may observe
-// several Stores (the store label tells their errors apart). It is safe for
-// concurrent use.
+// Metrics counts in Prometheus what the HTTP layer decides (HTTPObserver, for any
+// store) and what a resilient store does (Metrics is a resilient.Observer). One
+// Metrics may observe several Limiters and Stores (the store label tells their
+// errors apart). It is safe for concurrent use.
 type Metrics struct {
+	httpDecisions atomic.Bool // an HTTPObserver counts the decisions
+	keyFallbacks  *prometheus.CounterVec
+	errors        *prometheus.CounterVec
+
 	decisions     *prometheus.CounterVec
 	storeErrors   *prometheus.CounterVec
 	latency       prometheus.Histogram
@@ -101,7 +112,7 @@ func New(registry prometheus.Registerer, options ...Option) (*Metrics, error) {
 	m := &Metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: DecisionsName,
-			Help: "Rate-limit decisions per policy and result (allowed, denied, uncharged, unenforced, unavailable, error).",
+			Help: "Rate-limit decisions per policy and result (allowed, denied, shadow_denied, uncharged, unenforced, unavailable, error).",
 		}, []string{"policy", "result"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: StoreErrorsName,
@@ -120,12 +131,20 @@ func New(registry prometheus.Registerer, options ...Option) (*Metrics, error) {
 			Name: TransitionsName,
 			Help: "Transitions of policies into their failure mode (to open, closed or local) and back (to shared).",
 		}, []string{"policy", "to"}),
+		keyFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: KeyFallbacksName,
+			Help: "Requests for which a key function found no identity, per policy and fallback taken (ip, refuse, skip).",
+		}, []string{"policy", "kind"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: ErrorsName,
+			Help: "Requests that could not be decided, per reason (key, policy, cost, store, canceled, other).",
+		}, []string{"reason"}),
 		localRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: LocalRefusalsName,
 			Help: "Requests refused in process by the pre-limiter, without a store round trip: hot keys already over their limit.",
 		}, []string{"policy"}),
 	}
-	collectors := []prometheus.Collector{m.storeErrors, m.latency, m.fallback, m.transitions, m.localRefusals}
+	collectors := []prometheus.Collector{m.storeErrors, m.latency, m.fallback, m.transitions, m.localRefusals, m.keyFallbacks, m.errors}
 	if !cfg.noDecisions {
 		collectors = append(collectors, m.decisions)
 	}
@@ -143,9 +162,10 @@ func New(registry prometheus.Registerer, options ...Option) (*Metrics, error) {
 	return m, nil
 }
 
-// OnDecision counts a policy's decision in ratelimit_decisions_total.
+// OnDecision counts a resilient store's decision in ratelimit_decisions_total,
+// unless an HTTPObserver counts it.
 func (m *Metrics) OnDecision(e *resilient.DecisionEvent) {
-	if m.decisions != nil {
+	if m.decisions != nil && !m.countedByHTTP(e.Outcome) {
 		m.decisions.WithLabelValues(e.Policy, string(e.Outcome)).Inc()
 	}
 }

@@ -1,9 +1,13 @@
-// Command chi limits a chi router: every client IP gets 10 requests per second
-// with bursts of 20, shared by all routes, and each endpoint also has its own
-// budget of 100 per minute per client.
+// Command chi limits a chi router in layers, as apps declare limits: every client
+// address has 10 requests per second with bursts of 20 ("api"), where a report
+// costs 5; the login adds a stack of the account (5 per minute) and the address
+// (20 per minute). A request gets one decision over every policy that applies,
+// and one RateLimit field listing each once.
 //
 //	go run ./examples/chi
 //	curl -i localhost:8080/items/1
+//	curl -i localhost:8080/report
+//	curl -i -d username=alice -d password=x localhost:8080/login
 package main
 
 import (
@@ -21,17 +25,24 @@ import (
 
 func newHandler(store core.Store) http.Handler {
 	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
-	endpoint := core.MustPolicy("endpoint", core.SlidingWindow, core.PerMinute(100))
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
 	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 
 	r := chi.NewRouter()
-	r.Use(chimw.Middleware(store, httplimit.Stack(
-		httplimit.Limit(api, clientIP.Key),
-		httplimit.Limit(endpoint, keyfuncs.Join(chimw.Route(), clientIP.Key)),
-	)))
+	// App-wide, before the routes: every request spends the client's "api"
+	// bucket; a report, five times the work, costs 5.
+	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key),
+		httplimit.WithRouteCosts(map[string]int64{"/report": 5})))
 	r.Get("/items/{id}", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "item "+chi.URLParam(r, "id")+"\n")
 	})
+	r.Get("/report", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })
+	// Per route: the login's stack, decided together with "api".
+	r.With(chimw.Middleware(store, httplimit.Stack(
+		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(loginIP, clientIP.Key),
+	))).Post("/login", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })
 	return r
 }
 

@@ -1,8 +1,14 @@
-// Command echo limits an echo server: 10 requests per second per client IP with
-// bursts of 20, and at most 2 exports in flight per client.
+// Command echo limits an echo server in layers: every client address has 10
+// requests per second with bursts of 20 ("api"), where a report costs 5 and an
+// export also takes one of 2 slots in flight per client; the login adds a stack of
+// the account (5 per minute) and the address (20 per minute). A request gets one
+// decision over every policy that applies, and one RateLimit field listing each
+// once.
 //
 //	go run ./examples/echo
-//	curl -i localhost:8080/hello
+//	curl -i localhost:8080/items/1
+//	curl -i localhost:8080/report
+//	curl -i -d username=alice -d password=x localhost:8080/login
 package main
 
 import (
@@ -21,15 +27,28 @@ import (
 func newHandler(store core.Store) http.Handler {
 	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 	export := core.MustConcurrencyPolicy("export", 2, 30*time.Second)
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
 	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{}) // not RealIP(): it trusts every proxy
 
 	e := echo.New()
+	// App-wide: every request spends the client's "api" bucket.
 	e.Use(echomw.Middleware(store, httplimit.Limit(api, clientIP.Key)))
-	e.GET("/hello", func(c echo.Context) error { return c.String(http.StatusOK, "hello\n") })
+	e.GET("/items/:id", func(c echo.Context) error { return c.String(http.StatusOK, "item "+c.Param("id")+"\n") })
+	// Per route: the same policy at five times the cost (5 in all, not 6) ...
+	e.GET("/report", func(c echo.Context) error { return c.String(http.StatusOK, "report\n") },
+		echomw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5)))
+	// ... a concurrency limit, decided together with "api" ...
 	e.GET("/export", func(c echo.Context) error {
 		time.Sleep(100 * time.Millisecond) // the expensive work
 		return c.String(http.StatusOK, "exported\n")
 	}, echomw.Middleware(store, httplimit.Limit(export, clientIP.Key)))
+	// ... and the login's stack.
+	e.POST("/login", func(c echo.Context) error { return c.String(http.StatusOK, "checked\n") },
+		echomw.Middleware(store, httplimit.Stack(
+			httplimit.Limit(account, keyfuncs.FormField("username")),
+			httplimit.Limit(loginIP, clientIP.Key),
+		)))
 	return e
 }
 

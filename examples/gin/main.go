@@ -1,8 +1,14 @@
-// Command gin limits a gin engine by API key (hashed; the client IP when there is
-// none): 10 requests per second with bursts of 20.
+// Command gin limits a gin engine in layers: every client has 10 requests per
+// second with bursts of 20 ("api", keyed by its API key, hashed, or its address
+// when it sends none), where a report costs 5; the login adds a stack of the
+// account (5 per minute) and the address (20 per minute). A request gets one
+// decision over every policy that applies, and one RateLimit field listing each
+// once.
 //
 //	go run ./examples/gin
-//	curl -i -H 'X-API-Key: demo' localhost:8080/hello
+//	curl -i -H 'X-API-Key: demo' localhost:8080/items/1
+//	curl -i localhost:8080/report
+//	curl -i -d username=alice -d password=x localhost:8080/login
 package main
 
 import (
@@ -19,12 +25,23 @@ import (
 
 func newHandler(store core.Store) http.Handler {
 	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
 	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{}) // not c.ClientIP(): it trusts every proxy
 	byKey := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), clientIP.Key)
 
 	r := gin.New()
-	r.Use(ginmw.Middleware(store, httplimit.Limit(api, byKey)))
-	r.GET("/hello", func(c *gin.Context) { c.String(http.StatusOK, "hello\n") })
+	// App-wide: every request spends the client's "api" bucket; a report, five
+	// times the work, costs 5 (matched on c.FullPath()).
+	r.Use(ginmw.Middleware(store, httplimit.Limit(api, byKey),
+		httplimit.WithRouteCosts(map[string]int64{"/report": 5})))
+	r.GET("/items/:id", func(c *gin.Context) { c.String(http.StatusOK, "item "+c.Param("id")+"\n") })
+	r.GET("/report", func(c *gin.Context) { c.String(http.StatusOK, "report\n") })
+	// Per route: the login's stack, decided together with "api".
+	r.POST("/login", ginmw.Middleware(store, httplimit.Stack(
+		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(loginIP, clientIP.Key),
+	)), func(c *gin.Context) { c.String(http.StatusOK, "checked\n") })
 	return r
 }
 

@@ -1,8 +1,13 @@
-// Command nethttp limits a net/http ServeMux: 10 requests per second per client
-// IP with bursts of 20, and a report that costs 5 of them.
+// Command nethttp limits a net/http ServeMux in layers: every client address has
+// 10 requests per second with bursts of 20 ("api"), where a report costs 5; the
+// login adds a stack of the account (5 per minute) and the address (20 per
+// minute). A request gets one decision over every policy that applies, and one
+// RateLimit field listing each once.
 //
 //	go run ./examples/nethttp
-//	curl -i localhost:8080/hello
+//	curl -i localhost:8080/items/1
+//	curl -i localhost:8080/report
+//	curl -i -d username=alice -d password=x localhost:8080/login
 package main
 
 import (
@@ -19,18 +24,24 @@ import (
 
 func newHandler(store core.Store) http.Handler {
 	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
 	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{}) // add TrustedProxies behind a proxy
-	limit := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))
-	limitReport := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))
 
 	mux := http.NewServeMux()
-	mux.Handle("GET /hello", limit(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, "hello\n")
-	})))
-	mux.Handle("GET /report", limitReport(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, "an expensive report\n")
-	})))
-	return mux
+	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "item "+r.PathValue("id")+"\n")
+	})
+	// Per route: the same policy at five times the cost (5 in all, not 6) ...
+	mux.Handle("GET /report", nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))(
+		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })))
+	// ... and the login's stack, decided together with "api".
+	mux.Handle("POST /login", nethttp.Middleware(store, httplimit.Stack(
+		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(loginIP, clientIP.Key),
+	))(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })))
+	// App-wide: every request spends the client's "api" bucket.
+	return nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))(mux)
 }
 
 func main() {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
@@ -10,22 +8,17 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
-// TestBurstThenRefusal: a client gets its burst of 20 at one instant, then 429.
-func TestBurstThenRefusal(t *testing.T) {
+func newStore(t *testing.T) *memory.Store {
 	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
-	defer store.Close()
-	adaptertest.BurstThenRefusal(t, newHandler(store), "/hello", 20)
+	t.Cleanup(func() { store.Close() })
+	return store
 }
 
-func TestReportCostsFive(t *testing.T) {
-	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
-	defer store.Close()
-	h := newHandler(store)
-	for i, want := range []int{200, 200, 200, 200, 429} {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/report", nil))
-		if w.Code != want {
-			t.Fatalf("report %d: %d, want %d", i+1, w.Code, want)
-		}
-	}
+// TestBurstThenRefusal: a client gets its burst of 20 at one instant, then 429.
+func TestBurstThenRefusal(t *testing.T) {
+	adaptertest.BurstThenRefusal(t, newHandler(newStore(t)), "/items/1", 20)
 }
+
+// TestLayers: the report costs 5 of "api", and a login is one decision over "api"
+// and its stack.
+func TestLayers(t *testing.T) { adaptertest.CheckLayeredExample(t, newHandler(newStore(t))) }

@@ -63,19 +63,18 @@ type limiters struct {
 // newApp builds the store, the policies and the router that cfg describes.
 func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 	registry := prometheus.NewRegistry()
-	store, err := openStore(cfg, h.clock, logger, registry)
+	metrics, err := prommetrics.New(registry, prommetrics.WithPolicies(policyNames...))
 	if err != nil {
 		return nil, err
 	}
-	// The metrics observer counts; logObserver does the logging, so that a flood
-	// of refusals is summarised rather than logged line by line.
-	metrics, err := newObserver(slog.New(slog.DiscardHandler), registry)
+	store, err := openStore(cfg, h.clock, logger, metrics)
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
+	// prommetrics counts; logObserver does the logging, so that a flood of
+	// refusals is summarised rather than logged line by line.
 	logs := newLogObserver(logger, h.summaryInterval)
-	lims, err := newLimiters(cfg, store, observers{metrics, logs})
+	lims, err := newLimiters(cfg, store, observers{metrics.HTTPObserver(), logs}, logger)
 	if err != nil {
 		logs.Close()
 		store.Close()
@@ -103,9 +102,8 @@ func boundBodies(next http.Handler) http.Handler {
 
 // openStore opens the store cfg names. The memory store cannot fail; a Redis store
 // (real or embedded) is wrapped in the failure mode of -on-store-error, with its
-// metrics on registry, and probed once so that a permanent misconfiguration fails
-// the start.
-func openStore(cfg config, clock func() time.Time, logger *slog.Logger, registry prometheus.Registerer) (core.Store, error) {
+// metrics, and probed once so that a permanent misconfiguration fails the start.
+func openStore(cfg config, clock func() time.Time, logger *slog.Logger, metrics *prommetrics.Metrics) (core.Store, error) {
 	var shared core.Store
 	var err error
 	switch cfg.store {
@@ -129,21 +127,16 @@ func openStore(cfg config, clock func() time.Time, logger *slog.Logger, registry
 	if err != nil {
 		return nil, err
 	}
-	return withFailureMode(cfg, shared, clock, logger, registry)
+	return withFailureMode(cfg, shared, clock, logger, metrics)
 }
 
 // withFailureMode wraps the shared store in -on-store-error's mode.
 // A test's clock drives the failure mode's local store and pre-limiter too.
-func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logger *slog.Logger, registry prometheus.Registerer) (core.Store, error) {
+func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logger *slog.Logger, metrics *prommetrics.Metrics) (core.Store, error) {
 	mode, err := resilient.ParseMode(cfg.onStoreError)
 	if err != nil {
 		shared.Close()
 		return nil, fmt.Errorf("-on-store-error: %w", err)
-	}
-	metrics, err := prommetrics.New(registry, prommetrics.WithoutDecisions(), prommetrics.WithPolicies(policyNames...))
-	if err != nil {
-		shared.Close()
-		return nil, err
 	}
 	options := []resilient.Option{resilient.WithMode(mode), resilient.WithStoreName(cfg.store),
 		resilient.WithObserver(metrics), resilient.WithLogger(logger)}
@@ -175,7 +168,7 @@ var policyNames = []string{"api", "export", "account", "ip", "subnet"}
 const startupCheckTimeout = 5 * time.Second
 
 // newLimiters builds the policies and key functions of DESIGN.md's routes.
-func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters, error) {
+func newLimiters(cfg config, store core.Store, obs httplimit.Observer, logger *slog.Logger) (limiters, error) {
 	clientIP, err := keyfuncs.NewClientIP(keyfuncs.ClientIPConfig{TrustedProxies: cfg.trustedProxies, Header: cfg.forwardedHeader})
 	if err != nil {
 		return limiters{}, fmt.Errorf("-trusted-proxies: %w", err)
@@ -204,7 +197,11 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer) (limiters
 	// A request without the identity a policy keys on is limited by its client
 	// address (behind the trusted proxies), never let through unlimited.
 	fallback := keyfuncs.FirstOf(clientIP.Key, keyfuncs.Const(httplimit.UnknownPeerKey))
-	common := []httplimit.Option{httplimit.WithObserver(obs), httplimit.WithKeyFallback(httplimit.ClientIPFallback(fallback))}
+	common := []httplimit.Option{
+		httplimit.WithObserver(obs),
+		httplimit.WithKeyFallback(httplimit.ClientIPFallback(fallback)),
+		httplimit.WithLogger(logger), // undecided requests, at error level
+	}
 	// A key the server accepts has its own bucket; an unknown key is charged to
 	// the client address's bucket (and answered 401 by requireKnownKey).
 	validKey := keyfuncs.APIKeySet(cfg.apiKeys...)

@@ -33,7 +33,7 @@ func TestConcurrencyRoute(t *testing.T) {
 			if r.status != http.StatusTooManyRequests {
 				t.Fatalf("third in flight: %d, want 429", r.status)
 			}
-			if r.header.Get("RateLimit") != `"export";r=0;t=1` || r.header.Get("RateLimit-Policy") != `"export";q=2;w=30` || r.header.Get("Retry-After") != "1" {
+			if r.header.Get("RateLimit") != `"export";r=0;t=1` || r.header.Get("RateLimit-Policy") != `"export";q=2;qu="concurrent-requests"` || r.header.Get("Retry-After") != "1" {
 				t.Errorf("third in flight: RateLimit %q RateLimit-Policy %q Retry-After %q",
 					r.header.Get("RateLimit"), r.header.Get("RateLimit-Policy"), r.header.Get("Retry-After"))
 			}

@@ -26,7 +26,7 @@ func TestLoginStack(t *testing.T) {
 				if r.status != http.StatusUnauthorized {
 					t.Fatalf("account %d from one IP: %d, want 401 (admitted, wrong password)", i, r.status)
 				}
-				want := fmt.Sprintf(`"account";r=4;t=60, "ip";r=%d;t=120, "subnet";r=%d;t=120`, 20-i, 100-i)
+				want := fmt.Sprintf(`"account";r=4;t=60, "ip";r=%d;t=60, "subnet";r=%d;t=60`, 20-i, 100-i)
 				if got := r.header.Get("RateLimit"); got != want {
 					t.Fatalf("account %d: RateLimit %q\nwant %q", i, got, want)
 				}

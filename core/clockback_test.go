@@ -1,0 +1,71 @@
+package core
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// backwardTrace is randomTrace with the clock going back now and then, by up to a
+// period, as it does between replicas and in replayed logs (WithClock, the
+// simulator).
+func backwardTrace(rng *rand.Rand, p Policy, n int) (times, costs []int64) {
+	times, costs = randomTrace(rng, p, n)
+	for i := range times {
+		if rng.IntN(6) == 0 {
+			times[i] -= rng.Int64N(p.PeriodMillis() + 1)
+		}
+	}
+	return times, costs
+}
+
+// Retry-After is the true wait when the clock is behind the state: waiting it out
+// admits the same request (with no traffic in between), and waiting one
+// millisecond less does not. A wait measured from now instead of from the state's
+// time is too short by how far the clock is behind.
+func TestRetryAfterIsTheRealWaitWhenTheClockGoesBack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, alg := range rateAlgorithms {
+		for _, p := range referencePolicies(alg) {
+			var s State
+			times, costs := backwardTrace(rng, p, 600)
+			for i := range times {
+				before := s
+				var r Result
+				s, r = Step(s, &p, times[i], costs[i], 0)
+				if r.Allowed {
+					continue
+				}
+				if r.RetryAfter <= 0 {
+					t.Fatalf("%v step %d: refused with Retry-After %v", p, i, r.RetryAfter)
+				}
+				wait := r.RetryAfter.Milliseconds()
+				if _, later := Peek(before, &p, times[i]+wait, costs[i]); later.RetryAfter != 0 {
+					t.Fatalf("%v step %d: still refused after waiting Retry-After %v: %+v", p, i, r.RetryAfter, later)
+				}
+				if _, early := Peek(before, &p, times[i]+wait-1, costs[i]); early.RetryAfter == 0 {
+					t.Fatalf("%v step %d: Retry-After %v is 1ms longer than needed", p, i, r.RetryAfter)
+				}
+			}
+		}
+	}
+}
+
+// The token bucket's example: a bucket charged at 1000 ms, asked again at 900 ms
+// (the clock 100 ms behind), needs the 100 ms back to 1000 ms plus the refill.
+func TestTokenBucketRetryAfterCountsFromTheStateTime(t *testing.T) {
+	p := MustPolicy("tb", TokenBucket, PerSecond(10), WithBurst(1)) // a token per 100 ms
+	s, r := Step(State{}, &p, t0+1000, 1, 0)
+	if !r.Allowed {
+		t.Fatalf("first request refused: %+v", r)
+	}
+	s, r = Step(s, &p, t0+900, 1, 0)
+	if r.Allowed || r.RetryAfter.Milliseconds() != 200 {
+		t.Fatalf("at 900 ms: %+v, want refused with Retry-After 200ms", r)
+	}
+	if _, r = Step(s, &p, t0+1000, 1, 0); r.Allowed {
+		t.Fatalf("at 1000 ms (the too-short wait): admitted")
+	}
+	if _, r = Step(s, &p, t0+1100, 1, 0); !r.Allowed {
+		t.Fatalf("at 1100 ms: %+v, want admitted", r)
+	}
+}

@@ -40,7 +40,7 @@ func ValidAPIKey(header string, valid APIKeyValidator) KeyFunc {
 	if valid == nil {
 		panic("keyfuncs: ValidAPIKey needs a validator")
 	}
-	read := headerSecret(header, "ValidAPIKey")
+	read := headerSecret(header)
 	return func(r *http.Request) (string, error) {
 		secret, err := read(r)
 		if err != nil {
@@ -96,31 +96,12 @@ func AuthenticatedAPIKey(ctxKey any) KeyFunc {
 	}
 }
 
-// APIKey returns a KeyFunc that keys a request by whatever API key the named
-// header carries, "ak:" followed by HashSecret of its (first) value, without
-// checking it. A request without the header, or with an empty value, gets
-// ErrNoKey. APIKey panics when header is empty.
-//
-// Deprecated: every invented key gets a fresh bucket, and sending any key skips
-// a FirstOf's client-address limit. Use ValidAPIKey, or AuthenticatedAPIKey
-// after authentication.
-func APIKey(header string) KeyFunc {
-	read := headerSecret(header, "APIKey")
-	return func(r *http.Request) (string, error) {
-		secret, err := read(r)
-		if err != nil {
-			return "", err
-		}
-		return apiKey(secret), nil
-	}
-}
-
 // headerSecret returns a function that reads the first value of the named
-// header, trimmed, or ErrNoKey when it is absent or empty. fn names the caller
-// in the panic for an empty header name.
-func headerSecret(header, fn string) func(*http.Request) (string, error) {
+// header, trimmed, or ErrNoKey when it is absent or empty. It panics when
+// header is empty.
+func headerSecret(header string) func(*http.Request) (string, error) {
 	if header == "" {
-		panic("keyfuncs: " + fn + " needs a header name")
+		panic("keyfuncs: ValidAPIKey needs a header name")
 	}
 	canonical := http.CanonicalHeaderKey(header)
 	errAbsent := fmt.Errorf("%w: no %s header", ErrNoKey, canonical)

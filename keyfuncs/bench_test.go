@@ -68,13 +68,14 @@ func BenchmarkClientIPKey(b *testing.B) {
 	})
 }
 
-func BenchmarkAPIKey(b *testing.B) {
+func BenchmarkValidAPIKey(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		size int
 	}{{"32B", 32}, {"64B", 64}, {"6kB", 6 << 10}} {
-		r := newRequest("203.0.113.9:1", header{"X-API-Key", strings.Repeat("k", tc.size)})
-		apiKey := APIKey("X-API-Key")
+		secret := strings.Repeat("k", tc.size)
+		r := newRequest("203.0.113.9:1", header{"X-API-Key", secret})
+		apiKey := ValidAPIKey("X-API-Key", APIKeySet(secret))
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(tc.size))
@@ -86,7 +87,7 @@ func BenchmarkAPIKey(b *testing.B) {
 		})
 	}
 	b.Run("32B/parallel", func(b *testing.B) {
-		apiKey := APIKey("X-API-Key")
+		apiKey := ValidAPIKey("X-API-Key", APIKeySet(strings.Repeat("k", 32)))
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			r := newRequest("203.0.113.9:1", header{"X-API-Key", strings.Repeat("k", 32)})
@@ -101,7 +102,7 @@ func BenchmarkAPIKey(b *testing.B) {
 
 func BenchmarkFirstOfAPIKeyOrClientIP(b *testing.B) {
 	c := mustClientIP(b, ClientIPConfig{})
-	key := FirstOf(APIKey("X-API-Key"), c.Key)
+	key := FirstOf(ValidAPIKey("X-API-Key", APIKeySet("demo-key")), c.Key)
 	r := newRequest("203.0.113.9:1")
 	if got, err := key(r); err != nil || got != "ip:203.0.113.9" {
 		b.Fatalf("key = %q, %v", got, err)

@@ -341,24 +341,35 @@ func FuzzKeyValues(f *testing.F) {
 
 var apiKeyPattern = regexp.MustCompile(`^ak:[0-9a-f]{32}$`)
 
-func FuzzAPIKey(f *testing.F) {
-	for _, seed := range []string{"s3cr3t", "", " ", strings.Repeat("k", 6<<10), "\x00"} {
+// FuzzValidAPIKey checks that any header value gives ErrNoKey when blank, the
+// hash of the trimmed secret when the validator accepts it, and
+// ErrUnknownAPIKey (never a key of its own) when it does not.
+func FuzzValidAPIKey(f *testing.F) {
+	for _, seed := range []string{"s3cr3t", "k3y", "", " ", strings.Repeat("k", 6<<10), "\x00"} {
 		f.Add(seed)
 	}
+	accepted := func(key string) bool { return strings.HasPrefix(key, "k") }
+	apiKey := ValidAPIKey("X-API-Key", func(_ context.Context, key string) (bool, error) { return accepted(key), nil })
 	f.Fuzz(func(t *testing.T, secret string) {
 		r := newRequest("203.0.113.9:1", header{"X-API-Key", secret})
-		key, err := APIKey("X-API-Key")(r)
-		if strings.TrimSpace(secret) == "" {
-			if !errors.Is(err, ErrNoKey) {
+		key, err := apiKey(r)
+		trimmed := strings.TrimSpace(secret)
+		switch {
+		case trimmed == "":
+			if key != "" || !errors.Is(err, ErrNoKey) || errors.Is(err, ErrUnknownAPIKey) {
 				t.Fatalf("blank secret: %q, %v", key, err)
 			}
-			return
-		}
-		if err != nil || !apiKeyPattern.MatchString(key) {
-			t.Fatalf("APIKey = %q, %v", key, err)
-		}
-		if key != "ak:"+HashSecret(strings.TrimSpace(secret)) {
-			t.Fatalf("APIKey = %q, not the hash of the secret", key)
+		case !accepted(trimmed):
+			if key != "" || !errors.Is(err, ErrUnknownAPIKey) {
+				t.Fatalf("unknown secret: %q, %v; want ErrUnknownAPIKey", key, err)
+			}
+		default:
+			if err != nil || !apiKeyPattern.MatchString(key) {
+				t.Fatalf("ValidAPIKey = %q, %v", key, err)
+			}
+			if key != "ak:"+HashSecret(trimmed) {
+				t.Fatalf("ValidAPIKey = %q, not the hash of the secret", key)
+			}
 		}
 	})
 }

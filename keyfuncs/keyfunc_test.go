@@ -35,16 +35,18 @@ func TestConst(t *testing.T) {
 
 func TestConstructorsPanicOnProgrammingErrors(t *testing.T) {
 	cases := map[string]func(){
-		"Const empty":         func() { Const("") },
-		"APIKey empty":        func() { APIKey("") },
-		"Query empty":         func() { Query("") },
-		"FormField empty":     func() { FormField("") },
-		"FromContext nil key": func() { FromContext(nil, "user") },
-		"FromContext no kind": func() { FromContext(ctxKey{}, "") },
-		"RoutePattern nil":    func() { RoutePattern(nil) },
-		"Join none":           func() { Join() },
-		"Join nil":            func() { Join(Const("a"), nil) },
-		"FirstOf nil":         func() { FirstOf(nil) },
+		"Const empty":             func() { Const("") },
+		"ValidAPIKey empty":       func() { ValidAPIKey("", APIKeySet("a")) },
+		"ValidAPIKey nil":         func() { ValidAPIKey("X-API-Key", nil) },
+		"AuthenticatedAPIKey nil": func() { AuthenticatedAPIKey(nil) },
+		"Query empty":             func() { Query("") },
+		"FormField empty":         func() { FormField("") },
+		"FromContext nil key":     func() { FromContext(nil, "user") },
+		"FromContext no kind":     func() { FromContext(ctxKey{}, "") },
+		"RoutePattern nil":        func() { RoutePattern(nil) },
+		"Join none":               func() { Join() },
+		"Join nil":                func() { Join(Const("a"), nil) },
+		"FirstOf nil":             func() { FirstOf(nil) },
 	}
 	for name, construct := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -68,7 +70,7 @@ func TestFirstOf(t *testing.T) {
 	}{
 		{"first present", []KeyFunc{fixed("a", nil), fixed("b", nil)}, "a", nil},
 		{"skips ErrNoKey", []KeyFunc{fixed("", ErrNoKey), fixed("b", nil)}, "b", nil},
-		{"skips wrapped ErrNoKey", []KeyFunc{APIKey("X-API-Key"), fixed("b", nil)}, "b", nil},
+		{"skips wrapped ErrNoKey", []KeyFunc{ValidAPIKey("X-API-Key", APIKeySet("a")), fixed("b", nil)}, "b", nil},
 		{"stops at another error", []KeyFunc{fixed("", errBroken), fixed("b", nil)}, "", errBroken},
 		{"stops at ErrUnidentifiedClient", []KeyFunc{fixed("", ErrUnidentifiedClient), fixed("b", nil)}, "", ErrUnidentifiedClient},
 		{"none present", []KeyFunc{fixed("", ErrNoKey), fixed("", ErrNoKey)}, "", ErrNoKey},

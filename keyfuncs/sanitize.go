@@ -20,8 +20,9 @@ const hashPrefix = "h:"
 const hashHexLength = 32
 
 // HashSecret returns the first 32 hex digits (128 bits) of the SHA-256 digest of
-// secret. APIKey uses it so that raw secrets never reach a store or a log; use it
-// to find the key of a known API key, for example in an operator's tooling.
+// secret. ValidAPIKey and AuthenticatedAPIKey use it so that raw secrets never
+// reach a store or a log; use it to find the key of a known API key, for
+// example in an operator's tooling.
 func HashSecret(secret string) string {
 	var buf [hashHexLength]byte
 	return string(appendHash(buf[:0], secret))

@@ -25,7 +25,7 @@ func FuzzMiddlewareNever5xx(f *testing.F) {
 		store := newStore(t)
 		api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10))
 		proxy := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
-		h := nethttp.Middleware(store, httplimit.Limit(api, keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), proxy.Key)))(http.HandlerFunc(hello))
+		h := nethttp.Middleware(store, httplimit.Limit(api, keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", keyfuncs.APIKeySet("key")), proxy.Key)))(http.HandlerFunc(hello))
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = peer
 		r.Header["X-Forwarded-For"] = []string{xff}

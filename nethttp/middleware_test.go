@@ -46,7 +46,7 @@ func get(t *testing.T, h http.Handler, target string, headers ...string) *httpte
 func TestMiddlewareOnServeMux(t *testing.T) {
 	store := newStore(t)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(6))
-	limit := httplimit.Limit(api, keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), peerIP.Key))
+	limit := httplimit.Limit(api, keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", keyfuncs.APIKeySet("secret")), peerIP.Key))
 	mux := http.NewServeMux()
 	mux.Handle("GET /api/resource", nethttp.Middleware(store, limit)(http.HandlerFunc(hello)))
 	mux.Handle("GET /api/report", nethttp.Middleware(store, limit, httplimit.WithCost(5))(http.HandlerFunc(hello)))
@@ -66,9 +66,13 @@ func TestMiddlewareOnServeMux(t *testing.T) {
 		!strings.Contains(w.Body.String(), `"violated_policies":["api"]`) || w.Header().Get("Retry-After") != "60" {
 		t.Fatalf("refusal: %d %q %q %s", w.Code, w.Header().Get("Content-Type"), w.Header().Get("Retry-After"), w.Body.String())
 	}
-	// Another API key has its own bucket; health checks are never limited.
+	// An accepted API key has its own bucket, an invented one shares the
+	// address's; health checks are never limited.
 	if w := get(t, mux, "/api/resource", "X-API-Key", "secret"); w.Code != 200 {
 		t.Fatalf("with an API key: %d", w.Code)
+	}
+	if w := get(t, mux, "/api/resource", "X-API-Key", "guess"); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("with an invented API key: %d, want 429", w.Code)
 	}
 	if w := get(t, mux, "/healthz"); w.Code != 200 || w.Header().Get("RateLimit") != "" {
 		t.Fatalf("healthz: %d %q", w.Code, w.Header().Get("RateLimit"))

@@ -31,7 +31,7 @@ type rule struct {
 
 // Limit enforces policy on the key that key returns.
 //
-//	httplimit.Limit(api, keyfuncs.APIKey("X-API-Key"))
+//	httplimit.Limit(api, keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", valid), ip.Key))
 func Limit(policy core.Policy, key KeyFunc) Limits {
 	return Limits{rules: []rule{{policy: policy, key: key}}}
 }

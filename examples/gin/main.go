@@ -1,12 +1,12 @@
 // Command gin limits a gin engine in layers: every client has 10 requests per
-// second with bursts of 20 ("api", keyed by its API key, hashed, or its address
-// when it sends none), where a report costs 5; the login adds a stack of the
-// account (5 per minute) and the address (20 per minute). A request gets one
-// decision over every policy that applies, and one RateLimit field listing each
-// once.
+// second with bursts of 20 ("api", keyed by its API key, hashed, when it is one
+// the server accepts, else by its address: an invented key earns no bucket of
+// its own), where a report costs 5; the login adds a stack of the account (5
+// per minute) and the address (20 per minute). A request gets one decision over
+// every policy that applies, and one RateLimit field listing each once.
 //
 //	go run ./examples/gin
-//	curl -i -H 'X-API-Key: demo' localhost:8080/items/1
+//	curl -i -H 'X-API-Key: demo-key' localhost:8080/items/1
 //	curl -i localhost:8080/report
 //	curl -i -d username=alice -d password=x localhost:8080/login
 package main
@@ -28,7 +28,9 @@ func newHandler(store core.Store) http.Handler {
 	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
 	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
 	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{}) // not c.ClientIP(): it trusts every proxy
-	byKey := keyfuncs.FirstOf(keyfuncs.APIKey("X-API-Key"), clientIP.Key)
+	// The keys the server accepts; or a validator that looks them up in your key store.
+	valid := keyfuncs.APIKeySet("demo-key")
+	byKey := keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", valid), clientIP.Key)
 
 	r := gin.New()
 	// App-wide: every request spends the client's "api" bucket; a report, five

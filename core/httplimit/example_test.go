@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
@@ -12,15 +14,19 @@ import (
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
-// An adapter's whole job: Start, act on the outcome, Finish.
+// An adapter's whole job: Start, act on the outcome, Finish. The login is
+// limited per account, read from the form body as the handler will read it:
+// alice's third attempt is refused, bob's first is not.
 func ExampleLimiter() {
 	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now))
 	defer store.Close()
 	login := core.MustPolicy("login", core.FixedWindow, core.PerMinute(2))
 	l := httplimit.Must(store, httplimit.Limit(login, keyfuncs.FormField("username")))
 
-	for range 3 {
-		r := httptest.NewRequest(http.MethodPost, "/login?username=alice", nil)
+	for _, username := range []string{"alice", "alice", "alice", "bob"} {
+		body := url.Values{"username": {username}, "password": {"x"}}.Encode()
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		w := httptest.NewRecorder()
 		t := l.Start(r, w.Header())
 		switch t.Outcome() {
@@ -40,4 +46,5 @@ func ExampleLimiter() {
 	// 204 "login";r=1;t=60 Retry-After=""
 	// 204 "login";r=0;t=60 Retry-After=""
 	// 429 "login";r=0;t=60 Retry-After="60"
+	// 204 "login";r=1;t=60 Retry-After=""
 }

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
 // hintedError is a store failure that knows when to ask again.
@@ -42,5 +45,22 @@ func TestUnenforcedResultsHaveTheirOwnVerdict(t *testing.T) {
 	}
 	if v := e.Verdict(1); v != VerdictAllowed {
 		t.Errorf("an enforced admission: %s", v)
+	}
+}
+
+// TestErrorResponseOfUnreadableBodies: a body that cannot be parsed is a bad
+// request, one over a size limit is too large; both as the limiter wraps them.
+func TestErrorResponseOfUnreadableBodies(t *testing.T) {
+	cases := []struct {
+		err    error
+		status int
+	}{
+		{fmt.Errorf("%w: policy %q: %w", ErrUnidentified, "account", fmt.Errorf("%w: bad escape", keyfuncs.ErrBadForm)), http.StatusBadRequest},
+		{fmt.Errorf("%w: policy %q: %w", ErrUnidentified, "account", fmt.Errorf("%w: 10 MB", keyfuncs.ErrFormTooLarge)), http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		if status, retry, body := ErrorResponse(c.err); status != c.status || retry != 0 || !strings.Contains(body, `"status":`+strconv.Itoa(c.status)) {
+			t.Errorf("%v: %d Retry-After %d %s, want %d", c.err, status, retry, body, c.status)
+		}
 	}
 }

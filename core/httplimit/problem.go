@@ -111,9 +111,12 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 // Retry-After in seconds (0: none) and a problem body. The body never contains
 // err's text, which may describe the infrastructure.
 //
-//   - ErrUnidentified: 400, the request lacks the identity it is limited by (413
-//     when the identity is a form field beyond the part of the body a key
-//     function reads: keyfuncs.ErrFormTooLarge);
+//   - ErrUnidentified: 400, the request lacks the identity it is limited by, or
+//     its body cannot be parsed to find it (keyfuncs.ErrBadForm); 413 when the
+//     body is over a size limit before the identity is found
+//     (keyfuncs.ErrFormTooLarge: net/http's 10 MB for a URL-encoded form, an
+//     http.MaxBytesReader's limit, or keyfuncs.MaxJSONBytes for a JSON field).
+//     Neither is charged to another name: such a request takes no fallback;
 //   - ErrStore or a cancelled request: 503 with Retry-After: 1, or the whole seconds
 //     (rounded up) of the error's hint when it has one (RetryAfterHinter, as a
 //     failure mode that fails closed gives);
@@ -157,6 +160,6 @@ func WriteError(w http.ResponseWriter, err error) {
 const (
 	problemUnavailable  = `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry later."}`
 	problemUnidentified = `{"type":"about:blank","title":"Bad Request","status":400,"detail":"The request does not carry the identity this endpoint is rate limited by."}`
-	problemTooLarge     = `{"type":"about:blank","title":"Content Too Large","status":413,"detail":"The form is too large to find the identity this endpoint is rate limited by."}`
+	problemTooLarge     = `{"type":"about:blank","title":"Content Too Large","status":413,"detail":"The request body is too large to find the identity this endpoint is rate limited by."}`
 	problemInternal     = `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The rate limiter could not decide this request."}`
 )

@@ -5,10 +5,18 @@
 // A Limiter validates and precomputes its configuration at construction (errors
 // name the policy), then runs each request through one path:
 //
-//  1. skippers and the allow-list exempt a request entirely;
+//  1. skippers and the allow-list exempt a request entirely (WithSkip,
+//     WithAllowList);
 //  2. each policy of the stack is resolved (static, or per request with LimitFunc,
-//     such as a tenant's plan), and keyed by its KeyFunc; a missing identity falls
-//     back to the TCP peer, never to no limit at all (WithKeyFallback);
+//     such as a tenant's plan), and keyed by its KeyFunc. A missing identity
+//     (keyfuncs.ErrNoKey, an empty or an oversized key) takes the fallback
+//     chosen with WithKeyFallback: ClientIPFallback, the default, limits the
+//     request by the client's address (the TCP peer unless given a
+//     keyfuncs.ClientIP that trusts proxies); RefuseFallback refuses it as
+//     unidentified (400); SkipFallback exempts it from a single-policy Limiter,
+//     and New refuses it for a stack, whose other policies the skip would lift
+//     too. Any other key error (a body that cannot be parsed, say) refuses the
+//     request: 400, or 413 for a body over a size limit;
 //  3. the cost is a constant, a route's (WithRouteCosts), a function of the
 //     request, or settled after the handler with a refund (WithCost,
 //     WithCostFunc, WithSettle);
@@ -22,8 +30,10 @@
 //     leaky-bucket wait, holding concurrency leases that are released when the
 //     handler returns or panics. Shadow mode decides and counts but never refuses.
 //
-// An Observer sees every decision and error, for metrics and logs. A request that
-// cannot be decided is also logged at error level (WithLogger), without its key.
+// An Observer sees every decision and error, for metrics and logs, and a
+// KeyFallbackObserver every fallback taken. A request that cannot be decided is
+// also logged at error level (WithLogger), without its key, at most one line per
+// second; a request that ended before its decision is logged at debug.
 //
 // # Composition
 //

@@ -7,9 +7,10 @@ import (
 )
 
 // KeyFunc says who a request is limited as: a user, a hashed API key, a client IP.
-// It returns an error (for example keyfuncs.ErrNoKey) when the request does not
-// carry that identity; the Limiter then falls back (see WithKeyFallback) and never
-// skips the limit. The keyfuncs package provides the common ones; its KeyFunc type
+// It returns an error wrapping keyfuncs.ErrNoKey when the request does not carry
+// that identity; the Limiter then takes its fallback (see WithKeyFallback: the
+// client's address by default). Any other error refuses the request as
+// unidentified. The keyfuncs package provides the common ones; its KeyFunc type
 // converts to this one implicitly.
 type KeyFunc = func(*http.Request) (string, error)
 

@@ -3,7 +3,7 @@
 // global registry):
 //
 //	ratelimit_decisions_total{policy,result}            counter: allowed, denied, shadow_denied, uncharged, unenforced, unavailable, error
-//	ratelimit_key_fallbacks_total                       counter: decisions keyed by the fallback key (no identity found)
+//	ratelimit_key_fallbacks_total{policy,kind}          counter: no identity found, by the fallback taken: ip, refuse, skip
 //	ratelimit_errors_total{reason}                      counter: undecided requests: key, policy, cost, store, canceled, other
 //	ratelimit_store_errors_total{store,kind}            counter: timeout, unavailable, overload, permanent
 //	ratelimit_store_latency_seconds                     histogram of shared-store calls
@@ -12,8 +12,9 @@
 //	ratelimit_local_refusals_total{policy}              counter: requests the pre-limiter refused (hot keys)
 //
 // The first three come from the HTTP layer, on any store: attach HTTPObserver to
-// every Limiter. The others come from a resilient.Store, whose observer a Metrics
-// is. docs/metrics.md describes every label value.
+// every Limiter (a resilient store adds the decisions its failure mode answers,
+// unavailable and error). The others come from a resilient.Store, whose observer
+// a Metrics is. docs/metrics.md describes every label value.
 //
 //	registry := prometheus.NewRegistry()
 //	metrics, err := prommetrics.New(registry, prommetrics.WithPolicies("api"))

@@ -68,8 +68,9 @@ type ClientIPConfig struct {
 // not an address (garbage, "unknown", an obfuscated "_id"), and after MaxHops
 // entries; then the last address examined is the client (the leftmost proxy
 // reached). X-Real-IP holds one address (of several lines, the last counts).
-// A header that yields no address at all leaves the TCP peer as the client. Addresses are normalized: IPv4-mapped IPv6 becomes IPv4 and zones are
-// dropped.
+// A header that yields no address at all leaves the TCP peer as the client
+// (ErrUnidentifiedClient with RequireHeader). Addresses are normalized:
+// IPv4-mapped IPv6 becomes IPv4 and zones are dropped.
 type ClientIP struct {
 	trusted       []netip.Prefix
 	header        Header

@@ -2,7 +2,7 @@
 -- call, in order, each exactly as stack.lua charges a stack of one, at one instant.
 --
 -- KEYS[i] is the key of decision i. ARGV: now margin, then per decision: spec cost lease
--- (as stack.lua reads them). Decisions of one policy share one parse of its spec.
+-- (as stack.lua reads them).
 -- Reply, per decision in order: allowed remaining retry_after_ms reset_after_ms
 -- delay_ms; or, when that decision failed, minus the length of its error message and
 -- then its bytes. A decision's error leaves the others intact: each runs under pcall,
@@ -32,14 +32,17 @@ local function charge(key, p)
   return allowed, remaining, retry, reset, delay
 end
 
-local out, spec, p = {}, nil, nil
+-- Consecutive decisions of one policy, cost and lease share one parse of them: Lua
+-- compares strings by identity.
+local out, spec, cost, lease, p, valid = {}, nil, nil, nil, nil, false
 for i = 1, n do
   local ok, allowed, remaining, retry, reset, delay
-  if ARGV[3 * i] ~= spec then
-    spec = ARGV[3 * i]
+  if ARGV[3 * i] ~= spec or ARGV[1 + 3 * i] ~= cost or ARGV[2 + 3 * i] ~= lease then
+    spec, cost, lease = ARGV[3 * i], ARGV[1 + 3 * i], ARGV[2 + 3 * i]
     p = policy(spec)
+    valid = p ~= nil and request(p, cost, lease)
   end
-  if not (p and request(p, ARGV[1 + 3 * i], ARGV[2 + 3 * i])) then
+  if not valid then
     ok, allowed = false, 'RATELIMIT malformed arguments'
   else
     ok, allowed, remaining, retry, reset, delay = pcall(charge, KEYS[i], p)

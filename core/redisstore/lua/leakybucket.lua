@@ -15,7 +15,7 @@ function leaky_bucket.step(tat, p, now, charge)
     if refused then
       retry = wait_until(tat, now, p.refill, depth)
     else
-      remaining = quot(depth - queued, p.unit) + 1
+      remaining = floordiv(depth - queued, p.unit) + 1
     end
     return 0, remaining, retry, wait_until(tat, now, p.refill, 0), 0
   end
@@ -23,7 +23,7 @@ function leaky_bucket.step(tat, p, now, charge)
   queued = queued + p.cost * p.unit
   local remaining = 0
   if queued <= depth then
-    remaining = quot(depth - queued, p.unit) + 1
+    remaining = floordiv(depth - queued, p.unit) + 1
   end
   return 1, remaining, 0, ceildiv(queued, p.refill), ceildiv(wait, p.refill), instant_after(now, queued, p.refill)
 end

@@ -31,8 +31,8 @@ local now = instant(ARGV[2])
 if not now then
   return redis.error_reply('RATELIMIT malformed arguments: now')
 end
-for i, p in ipairs(policies) do
-  local err
+for i = 1, n do
+  local p, err = policies[i], nil
   p.state, err = p.alg.load(KEYS[i], p)
   if not p.state then
     return redis.error_reply('RATELIMIT ' .. err)
@@ -40,7 +40,8 @@ for i, p in ipairs(policies) do
 end
 
 local reply, all = {now, 1}, 1
-for i, p in ipairs(policies) do
+for i = 1, n do
+  local p = policies[i]
   local state = p.state
   if mode == 'undo' and p.alg.undo then
     state = p.alg.undo(KEYS[i], state, p, now, margin)
@@ -54,7 +55,8 @@ for i, p in ipairs(policies) do
     all = 0
   end
 end
-for i, p in ipairs(policies) do
+for i = 1, n do
+  local p = policies[i]
   if all == 1 then
     p.alg.commit(KEYS[i], p.state, p.change, p, now, margin)
   elseif p.change then -- admitted alone, charged nothing: report it as a peek (core.RefuseStack)

@@ -41,12 +41,12 @@ function token_bucket.step(st, p, now, charge)
   local full, need = p.capacity * p.unit, p.cost * p.unit
   local tokens, updated = level(st, p, now)
   if tokens < need then
-    return 0, quot(tokens, p.unit), ceildiv(need - tokens, p.refill), ceildiv(full - tokens, p.refill), 0
+    return 0, floordiv(tokens, p.unit), ceildiv(need - tokens, p.refill), ceildiv(full - tokens, p.refill), 0
   elseif not charge then
-    return 0, quot(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0
+    return 0, floordiv(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0
   end
   tokens = tokens - need
-  return 1, quot(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0, {tokens = tokens, updated = updated}
+  return 1, floordiv(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0, {tokens = tokens, updated = updated}
 end
 
 -- save writes a level; the key expires when the bucket is full again, plus the margin.

@@ -8,7 +8,7 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// The modes of the decide script.
+// The modes of the stack script (lua/stack.lua).
 const (
 	modeCharge = "charge" // decide all-or-nothing and spend
 	modePeek   = "peek"   // decide and spend nothing
@@ -16,13 +16,14 @@ const (
 	modeUndo   = "undo"   // refund a charge taken at the same instant and release its lease, then peek
 )
 
-// serverTime is the now argument that makes the script read Redis TIME.
+// serverTime is the now argument that makes the scripts read Redis TIME.
 const serverTime = -1
 
-// argsPerPolicy is how many script arguments describe one request (lua/decide.lua).
+// argsPerPolicy is how many script arguments describe one request: spec, cost, lease
+// (lua/stack.lua, lua/batch.lua).
 const argsPerPolicy = 3
 
-// algorithmCode is the script's name of an algorithm (the abbreviation of policy IDs).
+// algorithmCode is the scripts' name of an algorithm (the abbreviation of policy IDs).
 func algorithmCode(a core.Algorithm) string {
 	switch a {
 	case core.TokenBucket:
@@ -43,26 +44,21 @@ func algorithmCode(a core.Algorithm) string {
 	return "?"
 }
 
-// policySpec is the script argument that describes a policy, boxed once: its name,
-// algorithm and the parameters the algorithm uses, "api tb 1 100 20" (token unit,
-// refill per ms, capacity) for the buckets, "login fw 100 60000" (limit, period) for
-// the others.
-func policySpec(p *core.Policy) any {
-	b := make([]byte, 0, 64)
-	b = append(b, p.Name()...)
-	b = append(b, ' ')
+// policySpec is the script argument that describes a policy: its algorithm and the
+// numbers the algorithm uses, "tb 1 100 20" (token unit, refill per ms, capacity) for
+// the buckets, "fw 100 60000" (limit, period) for the others (lua/common.lua's policy).
+func policySpec(p *core.Policy) string {
+	b := make([]byte, 0, 48)
 	b = append(b, algorithmCode(p.Algorithm())...)
+	numbers := [...]int64{p.Limit(), p.PeriodMillis(), 0}
+	n := 2
 	switch p.Algorithm() {
 	case core.TokenBucket, core.GCRA, core.LeakyBucket:
-		for _, v := range [...]int64{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()} {
-			b = append(b, ' ')
-			b = strconv.AppendInt(b, v, 10)
-		}
-	default:
-		for _, v := range [...]int64{p.Limit(), p.PeriodMillis()} {
-			b = append(b, ' ')
-			b = strconv.AppendInt(b, v, 10)
-		}
+		numbers, n = [...]int64{p.TokenUnit(), p.RefillPerMilli(), p.Capacity()}, 3
+	}
+	for _, v := range numbers[:n] {
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, v, 10)
 	}
 	return string(b)
 }
@@ -72,110 +68,57 @@ func policySpec(p *core.Policy) any {
 // per call.
 const maxCachedPolicies = 4096
 
-// policyArgs are a policy's script arguments, boxed once: its spec for decide.lua
-// and the policy's arguments of its lean single-charge script; and the policy's own
-// lean script (baked.go), nil when it has none.
-type policyArgs struct {
-	spec   any
-	single []any // the policy's arguments of its lean script: single.lua's or single_window.lua's
-	lean   *script
-}
-
-func newPolicyArgs(p *core.Policy) *policyArgs {
-	args := &policyArgs{spec: policySpec(p)}
-	for _, n := range leanNumbers(p) {
-		args.single = append(args.single, n)
-	}
-	return args
-}
-
-// specCache holds the arguments of the policies a store has seen, by policy ID, and
-// bakes the lean scripts of at most maxBakedPolicies of them, the first it sees, for
-// the store's margin (ms) and clock.
+// specCache holds the specs of the policies a store has seen, by policy ID, boxed once.
 type specCache struct {
-	specs       sync.Map // string -> *policyArgs
-	size        atomic.Int64
-	baked       atomic.Int64
-	margin      int64
-	callerClock bool
+	specs sync.Map // string -> any (a string)
+	size  atomic.Int64
 }
 
-func (c *specCache) get(p *core.Policy) *policyArgs {
-	if args, ok := c.specs.Load(p.ID()); ok {
-		return args.(*policyArgs)
+func (c *specCache) get(p *core.Policy) any {
+	if spec, ok := c.specs.Load(p.ID()); ok {
+		return spec
 	}
-	args := newPolicyArgs(p)
+	var spec any = policySpec(p)
 	if c.size.Load() >= maxCachedPolicies {
-		return args // built per call, with the shared lean script
+		return spec
 	}
-	if c.reserveBaked() {
-		if args.lean = bakedLean(p.Algorithm(), c.margin, leanNumbers(p), c.callerClock); args.lean == nil {
-			c.baked.Add(-1)
-		}
-	}
-	stored, loaded := c.specs.LoadOrStore(p.ID(), args)
-	if loaded { // another caller stored p first: its script counts, not this one
-		if args.lean != nil {
-			c.baked.Add(-1)
-		}
-		return stored.(*policyArgs)
+	if stored, loaded := c.specs.LoadOrStore(p.ID(), spec); loaded {
+		return stored
 	}
 	c.size.Add(1)
-	return args
+	return spec
 }
 
-// reserveBaked counts one more baked script unless maxBakedPolicies are counted
-// already, so that concurrent first uses of new policies never bake more. (A
-// reservation that loses the race to store its policy is given back; a policy that
-// first appears meanwhile may go without a script of its own.)
-func (c *specCache) reserveBaked() bool {
-	for {
-		n := c.baked.Load()
-		if n >= maxBakedPolicies {
-			return false
-		}
-		if c.baked.CompareAndSwap(n, n+1) {
-			return true
-		}
+// instantArg is the now argument of the scripts: ms since the epoch, or "redis" for
+// the server's TIME.
+func instantArg(now int64) any {
+	if now == serverTime {
+		return "redis"
 	}
+	return now
 }
 
-// scriptArgs are the arguments of one EVALSHA of the decide script (lua/decide.lua):
-// the command, the SHA, the keys, the mode, the instant (serverTime for Redis TIME),
-// the TTL margin, then per request its policy's spec, its cost and its lease.
-func (s *Store) scriptArgs(sha any, mode string, now int64, reqs []core.Request, keys []string) []any {
+// appendRequest appends req's arguments: its policy's spec, its cost and its lease.
+func (s *Store) appendRequest(args []any, req *core.Request) []any {
+	var lease any = 0 // unused but by the concurrency limiter: spare boxing it
+	if req.Policy.Algorithm() == core.Concurrency {
+		lease = req.Lease
+	}
+	return append(args, s.specs.get(&req.Policy), req.EffectiveCost(), lease)
+}
+
+// stackArgs are the arguments of one EVALSHA of a stack script (lua/stack.lua): the
+// command, the SHA, the keys, the mode, the instant, the TTL margin, then per request
+// its arguments (appendRequest).
+func (s *Store) stackArgs(sha any, mode string, now int64, reqs []core.Request, keys []string) []any {
 	args := make([]any, 0, 3+len(keys)+3+argsPerPolicy*len(reqs))
 	args = append(args, "evalsha", sha, len(keys))
 	for _, key := range keys {
 		args = append(args, key)
 	}
-	var at any = "redis"
-	if now != serverTime {
-		at = now
-	}
-	args = append(args, mode, at, s.margin)
+	args = append(args, mode, instantArg(now), s.margin)
 	for i := range reqs {
-		lease := reqs[i].Lease
-		if reqs[i].Policy.Algorithm() != core.Concurrency {
-			lease = 0 // unused: spare the allocation of boxing it
-		}
-		args = append(args, s.specs.get(&reqs[i].Policy).spec, reqs[i].EffectiveCost(), lease)
+		args = s.appendRequest(args, &reqs[i])
 	}
 	return args
-}
-
-// singleArgs are the arguments of one EVALSHA of a shared lean single-charge script
-// (lua/single.lua, lua/single_window.lua): the command, the SHA, one key, the instant
-// (serverTime for Redis TIME), the TTL margin, the policy's arguments (policyArgs.single:
-// the bucket's unit, refill and capacity, or the window's limit and period), and the
-// cost.
-func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string, policy []any) []any {
-	var at any = "redis"
-	if now != serverTime {
-		at = now
-	}
-	args := make([]any, 0, 10)
-	args = append(args, "evalsha", sha, 1, key, at, s.margin)
-	args = append(args, policy...)
-	return append(args, req.EffectiveCost())
 }

@@ -31,8 +31,6 @@ type batchCall struct {
 	now    int64
 	queued time.Time // when it joined the queue (only with a window)
 	state  atomic.Int32
-	script *script // the shared one-key script whose batch form decides it, set by the flush
-	args   []any   // its EVALSHA of script, set when it joins a batch command
 
 	result core.Result
 	err    error
@@ -49,8 +47,7 @@ type batcher struct {
 	window   time.Duration
 	maxBatch int
 
-	batchScripts sync.Map  // *script -> *script: the batch form of a one-key script
-	calls        sync.Pool // of *batchCall, answered and reset
+	calls sync.Pool // of *batchCall, answered and reset
 
 	single atomic.Pointer[batchQueue] // the queue of a standalone server or a Ring
 	nodes  sync.Map                   // *redis.Client (a Cluster master) -> *batchQueue

@@ -58,7 +58,7 @@ func BenchmarkLatency(b *testing.B) {
 				if batched {
 					store = benchBatchedStore(b)
 				}
-				p := core.MustPolicy("bench-latency", core.GCRA, core.PerSecond(1_000_000)) // admits all; replies packed
+				p := core.MustPolicy("bench-latency", core.GCRA, core.PerSecond(1_000_000)) // admits all
 				users := benchKeys(b)
 				measureLatency(b, g, func(i int64) error {
 					_, err := store.Decide(context.Background(), core.Request{Policy: p, Key: users[i%benchUsers]})

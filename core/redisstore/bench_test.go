@@ -42,9 +42,7 @@ func runParallel(b *testing.B, decide func(i int64) error) {
 }
 
 // BenchmarkDecideHotKey: 64 goroutines on one key of a token bucket that admits them
-// all. Its million tokens are below 2^26, as in most policies, so every admission's
-// reply is one packed integer; a bucket of more than 2^26 tokens replies with an
-// array while it is that full, which costs the client 3 more allocations.
+// all.
 func BenchmarkDecideHotKey(b *testing.B) {
 	store := benchStore(b)
 	p := core.MustPolicy("bench-hot", core.TokenBucket, core.PerSecond(1_000_000))

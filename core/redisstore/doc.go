@@ -26,38 +26,18 @@
 // A decision is one EVALSHA (EVAL once after a restart, failover or SCRIPT FLUSH). So is
 // a stack whose keys share a slot, which is always the case on a standalone server.
 //
-// A single charge of every algorithm but the sliding log and the concurrency limiter
-// runs a lean script of its policy's own: the store writes the policy's numbers and
-// its expiry margin into the script's source, so a call sends only the key, the cost
-// and (with WithClock) the instant, and the server parses and checks nothing else.
-// Each such script stays in every server's script cache (Redis before 7.4 never
-// evicts one), so at most 256 policies of a store, the first it sees, get one; the
-// others, whose limits may come from requests, run their algorithm's shared lean
-// script, which takes the numbers as arguments and decides the same.
+// # Scripts
 //
-// GCRA and the leaky bucket keep one number of state, the TAT. For almost every
-// policy (a refill of at most 1024 token units per ms and a burst of at most 2^40
-// units; core.Policy.RefillPerMilli and TokenUnit) it is one integer of token units
-// since the epoch, and the lean script charges it in place: INCRBY adds the charge
-// and returns the TAT, and on a busy key, whose TAT lies after now, that is the
-// decision's only command besides TIME. A refusal takes the charge back with DECRBY,
-// within the same atomic script, so it leaves the value and the TTL as they were
-// (replicas and the AOF see both writes). A key whose TAT lay before now is written
-// once more. The TTL steps by a granule (at most a second, or the policy's full
-// recovery if shorter, rounded up to a power of two of units), so a busy key renews it
-// once a granule rather than once a decision, and a key lives up to a granule longer
-// than its state needs. Other policies keep "millis frac" and are decided by GET and
-// SET.
-//
-// The fixed window is counted in place alike for any limit below 2^20 a second, 2^26
-// a minute or 2^37 a day (every state until the year 2109 stays below 2^53): its
-// state is one integer, window × stride + count, with stride the smallest power of
-// two above the limit. INCRBY adds the charge; a charge in the key's window needs no
-// other command, and the TTL its window's first write set (the window's end plus the
-// margin) stands. A refusal takes the charge back with DECRBY; the first charge in a
-// new window writes the state anew with SET. Other fixed windows keep "window count".
-// Either format rejects a state of the other (it is read as malformed until its TTL
-// ends), and instants after the year 2109 are malformed arguments for these policies.
+// The scripts are plain Lua files (lua/), one per algorithm, each readable top to
+// bottom with one state format: tokenbucket.lua ("tokens updated"), gcra.lua and
+// leakybucket.lua (the TAT, "millis frac"), fixedwindow.lua ("window count"),
+// slidingwindow.lua ("window count previous"), slidinglog.lua (a list of "at",
+// "cost" pairs) and concurrency.lua (a list of "id expires cost" leases). A script
+// is common.lua (exact integer arithmetic and argument parsing), the files of the
+// algorithms it decides, and a driver: stack.lua decides a stack, a single decision
+// being a stack of one; batch.lua decides a batch of single decisions. release.lua
+// ends a concurrency lease. A state of another format, or a key of another type, is
+// an error, never a fresh start. docs/redis-scripts.md walks through each file.
 //
 // # Batching
 //
@@ -70,21 +50,16 @@
 // no batch in flight to its node leaves at once, so a lone request waits for nothing;
 // while a batch is in flight, arrivals gather until maxBatch wait or the oldest has
 // waited the window (a zero window sends them as soon as a sender is free). In the
-// pipeline, decisions whose keys one script call may touch (any keys on a standalone
-// server, one slot on a Cluster, one hash tag on a Ring) go as one call of a batch
-// script that runs each decision's own script, in order, each under pcall: every
-// decision is exact and atomic, and an error (WRONGTYPE, say) fails that decision alone.
-// A batch reads Redis TIME once, so its decisions happen at one instant. Decisions of
-// one policy share one check of their arguments, and a reply integer equal to the
-// decision before's is not sent again. A batch of a script that reads its key with
-// GET speculates that its keys hold no state and writes with SET NX; a decision whose
-// key exists is decided again after reading it, and ends the speculation for the rest
-// of the batch (a ticked or counted policy's INCRBY needs no speculation). A NOSCRIPT
-// reply means that call did not run; it is sent again as EVAL, so nothing is charged
-// twice. A caller whose ctx ends returns at once; if its decision had not left, it is
-// never sent. The added latency is at most the window plus one round trip, and only
-// while another batch to that node is in flight. Close stops the goroutines. Stacks,
-// refunds and releases are not batched.
+// pipeline, decisions of one algorithm and one instant whose keys one script call may
+// touch (any keys on a standalone server, one slot on a Cluster, one hash tag on a
+// Ring) go as one call of the batch script, which decides each of them in order,
+// exactly as a single decision, each under pcall: an error (WRONGTYPE, say) fails that
+// decision alone. A batch with the server's clock reads Redis TIME once, so its
+// decisions happen at one instant. A NOSCRIPT reply means that call did not run; it is
+// sent again as EVAL, so nothing is charged twice. A caller whose ctx ends returns at
+// once; if its decision had not left, it is never sent. The added latency is at most
+// the window plus one round trip, and only while another batch to that node is in
+// flight. Close stops the goroutines. Stacks, refunds and releases are not batched.
 //
 // On a Cluster with the default hash tags every key has its own slot, so a batch is a
 // pipeline of one script call per decision: it saves round trips and system calls, not
@@ -100,8 +75,7 @@
 // parameters, so a changed plan never misreads old state) and the key. Keys come from
 // the key functions, which hash API keys: a raw API key never reaches Redis. Every key
 // has a TTL that ends when its state has fully recovered, plus a margin
-// (WithExpiryMargin), and for a ticked state up to a granule more (see above): a
-// missing key decides exactly as a recovered one.
+// (WithExpiryMargin): a missing key decides exactly as a recovered one.
 //
 // # Stacks on a Cluster
 //

@@ -57,8 +57,7 @@ func TestEmbeddedTTLsCountDown(t *testing.T) {
 // TestEmbeddedKeysOutliveTheirState decides on embedded stores, with Redis TIME and
 // with the caller's clock, and counts their TTLs down on a clock of the test's own. A
 // key written just before a tick loses a whole tick at that tick, so its TTL holds
-// the state's recovery, the margin and one tick more (and up to a granule, as a ticked
-// GCRA state's TTL steps by one): it outlives the tick that comes right after its
+// the state's recovery, the margin and one tick more: it outlives the tick that comes right after its
 // write, and goes once the clock has passed its TTL.
 func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 	ctx := context.Background()
@@ -85,10 +84,8 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 			}
 			client, key := store.client.(*redis.Client), store.Key(p, "k")
 			ttl := client.PTTL(ctx, key).Val()
-			// GCRA's state is ticked: its TTL steps by a granule (lua/ticked_write.lua).
-			granule := TickedGranule(p)
-			if want := 100*time.Millisecond + c.margin + tick; granule == 0 || ttl <= want-5*time.Millisecond || ttl > want+granule {
-				t.Fatalf("TTL %v, want the recovery, the margin and a tick, %v, and at most a granule (%v) more", ttl, want, granule)
+			if want := 100*time.Millisecond + c.margin + tick; ttl <= want-5*time.Millisecond || ttl > want {
+				t.Fatalf("TTL %v, want the recovery, the margin and a tick, %v", ttl, want)
 			}
 			count := func(advance time.Duration, exists bool) {
 				t.Helper()

@@ -8,36 +8,12 @@ import (
 
 // script is a Lua script with its source, for EVAL after a NOSCRIPT.
 type script struct {
-	*redis.Script
 	source string
-	sha    any // Hash(), boxed once so that calls do not box it again
-	// prologue and body split source for the script's batch form (newBatchScript):
-	// the prologue depends on the arguments alone and may return an error reply; the
-	// body reads and writes KEYS[1]. A script without a prologue is all body.
-	prologue, body string
-	// batchBody is body as the batch form runs it (replying with an array); empty when
-	// the batch form runs body as it is.
-	batchBody string
-	// speculates: batchBody may speculate that its key is missing
-	// (lua/batch_state.lua).
-	speculates bool
-	// lean: the script (or, in a batch form, each of its decisions) replies as a lean
-	// single-charge script (parseLean), not as decide.lua (parseDecision).
-	lean bool
+	sha    any // its SHA-1, boxed once so that calls do not box it again
 }
 
 func newScript(source string) *script {
-	s := &script{Script: redis.NewScript(source), source: source, body: source}
-	s.sha = s.Hash()
-	return s
-}
-
-// newLeanScript is the lean script of a prologue followed by a body, and the body of
-// its batch form, which may speculate (see script).
-func newLeanScript(prologue, body, batchBody string, speculates bool) *script {
-	s := newScript(prologue + body)
-	s.prologue, s.body, s.batchBody, s.speculates, s.lean = prologue, body, batchBody, speculates, true
-	return s
+	return &script{source: source, sha: redis.NewScript(source).Hash()}
 }
 
 // evalScript sends args (an EVALSHA of script: "evalsha", SHA, key count, keys, then

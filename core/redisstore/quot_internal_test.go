@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// quotScript applies quot.lua's quot to each pair of its arguments.
+// quotScript applies common.lua's quot to each pair of its arguments.
 const quotScript = `
 local out = {}
 for i = 1, #ARGV, 2 do
@@ -47,7 +47,7 @@ func testQuot(t *testing.T, client *redis.Client) {
 	for _, p := range pairs {
 		args = append(args, p[0], p[1])
 	}
-	got, err := redis.NewScript(mustRead("quot.lua")+quotScript).Run(context.Background(), client, nil, args...).Int64Slice()
+	got, err := redis.NewScript(mustRead("common.lua")+quotScript).Run(context.Background(), client, nil, args...).Int64Slice()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,83 +183,58 @@ func TestCrossSlotReply(t *testing.T) {
 }
 
 // TestMalformedReplies feeds replies of the wrong shape to the store: each one is an
-// error naming the policy, never an admission, never a panic. A token bucket's single
-// charge reads a lean script's reply (an array, or an admission packed into one
-// integer); a sliding log's, the decide script's.
+// error naming the policy, never an admission, never a panic.
 func TestMalformedReplies(t *testing.T) {
-	lean := core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5))
-	decide := core.MustPolicy("malformed-log", core.SlidingLog, core.PerSecond(5))
-	for _, c := range []struct {
-		policy  core.Policy
-		replies map[string]any
-	}{
-		{lean, map[string]any{
-			"Empty":                     []int64{},
-			"Short":                     []int64{1, 4},
-			"Long":                      []int64{1, 4, 200, 0, 0, 7},
-			"DecideShape":               []int64{1767225600000, 1, 1, 4, 0, 200, 0},
-			"AllowedIsTwo":              []int64{2, 4, 200},
-			"NegativeRetry":             []int64{0, 4, 200, -5},
-			"NegativeReset":             []int64{1, 4, -1},
-			"RemainingAboveLimit":       []int64{1, 99, 200},
-			"AdmittedWithRetry":         []int64{1, 4, 200, 10},
-			"RetryBeyondExactRange":     []int64{0, 4, 200, 1 << 60},
-			"ArrayOfStrings":            []any{"1", "4", "200"},
-			"Nil":                       nil,
-			"Status":                    "OK",
-			"PackedNegative":            int64(-1),
-			"PackedBeyondExactRange":    int64(1 << 53),
-			"PackedRemainingAboveLimit": int64(99<<27 + 200),
-		}},
-		{decide, map[string]any{
-			"Empty":                 []int64{},
-			"Short":                 []int64{1767225600000, 1, 1, 4, 0},
-			"Long":                  []int64{1767225600000, 1, 1, 4, 0, 200, 0, 7},
-			"LeanShape":             []int64{1, 4, 200},
-			"AllowedIsTwo":          []int64{1767225600000, 1, 2, 4, 0, 200, 0},
-			"NegativeRetry":         []int64{1767225600000, 0, 0, 4, -5, 200, 0},
-			"RemainingAboveLimit":   []int64{1767225600000, 1, 1, 99, 0, 200, 0},
-			"AdmittedWithRetry":     []int64{1767225600000, 1, 1, 4, 10, 200, 0},
-			"StackFlagDisagrees":    []int64{1767225600000, 1, 0, 4, 10, 200, 0},
-			"NegativeInstant":       []int64{-1, 1, 1, 4, 0, 200, 0},
-			"RetryBeyondExactRange": []int64{1767225600000, 0, 0, 4, 1 << 60, 200, 0},
-		}},
+	replies := map[string]any{
+		"Empty":                 []int64{},
+		"Short":                 []int64{1767225600000, 1, 1, 4, 0},
+		"Long":                  []int64{1767225600000, 1, 1, 4, 0, 200, 0, 7},
+		"FieldsAlone":           []int64{1, 4, 0, 200, 0},
+		"AllowedIsTwo":          []int64{1767225600000, 1, 2, 4, 0, 200, 0},
+		"NegativeRetry":         []int64{1767225600000, 0, 0, 4, -5, 200, 0},
+		"NegativeReset":         []int64{1767225600000, 1, 1, 4, 0, -1, 0},
+		"RemainingAboveLimit":   []int64{1767225600000, 1, 1, 99, 0, 200, 0},
+		"AdmittedWithRetry":     []int64{1767225600000, 1, 1, 4, 10, 200, 0},
+		"StackFlagDisagrees":    []int64{1767225600000, 1, 0, 4, 10, 200, 0},
+		"NegativeInstant":       []int64{-1, 1, 1, 4, 0, 200, 0},
+		"RetryBeyondExactRange": []int64{1767225600000, 0, 0, 4, 1 << 60, 200, 0},
+		"ArrayOfStrings":        []any{"1", "4", "200"},
+		"Nil":                   nil,
+		"Status":                "OK",
+		"Integer":               int64(4<<27 + 200),
+	}
+	for _, p := range []core.Policy{
+		core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5)),
+		core.MustPolicy("malformed-log", core.SlidingLog, core.PerSecond(5)),
 	} {
-		for name, reply := range c.replies {
-			t.Run(c.policy.Name()+"/"+name, func(t *testing.T) {
+		for name, reply := range replies {
+			t.Run(p.Name()+"/"+name, func(t *testing.T) {
 				client := newMiniredisClient(t)
 				client.AddHook(replyHook{reply: reply})
 				store, err := redisstore.New(client)
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := store.Decide(context.Background(), core.Request{Policy: c.policy, Key: "k"})
-				checkFailure(t, res, err, redisstore.ErrUnexpectedReply, c.policy.Name())
+				res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+				checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
 			})
 		}
 	}
 }
 
-// TestWellFormedLeanReplies feeds a lean script's two shapes of one admission to the
-// store through the hook that TestMalformedReplies uses: both read as that admission.
-func TestWellFormedLeanReplies(t *testing.T) {
+// TestWellFormedReply feeds a well-formed admission to the store through the hook that
+// TestMalformedReplies uses: it reads as that admission.
+func TestWellFormedReply(t *testing.T) {
 	p := core.MustPolicy("well-formed", core.TokenBucket, core.PerSecond(5))
-	for name, reply := range map[string]any{
-		"Packed": int64(4<<27 + 200),
-		"Array":  []int64{1, 4, 200},
-	} {
-		t.Run(name, func(t *testing.T) {
-			client := newMiniredisClient(t)
-			client.AddHook(replyHook{reply: reply})
-			store, err := redisstore.New(client)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
-			if err != nil || !res.Allowed || res.Remaining != 4 || res.ResetAfter != 200*time.Millisecond || res.Limit != 5 {
-				t.Fatalf("got %+v, %v; want an admission with 4 remaining, reset in 200ms", res, err)
-			}
-		})
+	client := newMiniredisClient(t)
+	client.AddHook(replyHook{reply: []int64{1767225600000, 1, 1, 4, 0, 200, 0}})
+	store, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+	if err != nil || !res.Allowed || res.Remaining != 4 || res.ResetAfter != 200*time.Millisecond || res.Limit != 5 {
+		t.Fatalf("got %+v, %v; want an admission with 4 remaining, reset in 200ms", res, err)
 	}
 }
 

@@ -72,7 +72,6 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		margin:  cfg.margin.Milliseconds(),
 		split:   cfg.splitStacks,
 		scripts: loadScripts(),
-		specs:   specCache{margin: cfg.margin.Milliseconds(), callerClock: cfg.clock != nil},
 	}
 	switch client.(type) {
 	case *redis.ClusterClient:
@@ -119,54 +118,15 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	return s.decideAlone(ctx, req, key, now)
 }
 
-// decideAlone applies one request in its own script call.
+// decideAlone applies one request in its own call of the stack script.
 func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, now int64) (core.Result, error) {
 	reqs := [1]core.Request{req}
 	keys := [1]string{key}
 	var results [1]core.Result
-	var err error
-	if script, args := s.singleCommand(now, &req, key); script != nil {
-		err = s.decideSingle(ctx, script, args, &reqs[0], &results[0])
-	} else {
-		_, _, err = s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:])
-	}
-	if err != nil {
+	if _, _, err := s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:]); err != nil {
 		return core.Result{}, err
 	}
 	return results[0], nil
-}
-
-// singleCommand is the lean script that charges req alone, and its arguments: the
-// policy's own script when it has one (baked.go), else its algorithm's shared one;
-// nil when the algorithm has no lean script.
-func (s *Store) singleCommand(now int64, req *core.Request, key string) (*script, []any) {
-	if s.scripts.single[req.Policy.Algorithm()] == nil {
-		return nil, nil
-	}
-	policy := s.specs.get(&req.Policy)
-	if policy.lean != nil {
-		return policy.lean, bakedArgs(policy.lean, now, req, key)
-	}
-	shared := s.scripts.leanFor(&req.Policy)
-	return shared, s.singleArgs(shared.sha, now, req, key, policy.single)
-}
-
-// decideSingle charges req alone with a lean script (args from singleCommand).
-func (s *Store) decideSingle(ctx context.Context, script *script, args []any, req *core.Request, result *core.Result) error {
-	reply, _ := evalScript(ctx, s.client, script, args, redis.NewCmd)
-	return readLeanReply(ctx, reply, req, result)
-}
-
-// readLeanReply reads a lean script's call alone (its error, or its reply as
-// parseLeanReply reads it) into result for req, as Decide reports it.
-func readLeanReply(ctx context.Context, reply *redis.Cmd, req *core.Request, result *core.Result) error {
-	if err := reply.Err(); err != nil {
-		return wrapError(ctx, []core.Request{*req}, err)
-	}
-	if err := parseLeanReply(reply.Val(), req, result); err != nil {
-		return unexpectedReply([]core.Request{*req}, err)
-	}
-	return nil
 }
 
 // DecideStack applies the requests as one all-or-nothing decision. When their keys
@@ -195,10 +155,10 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	return allowed, err
 }
 
-// decide runs the decide script once over keys (which must share a slot).
+// decide runs the stack script once over keys (which must share a slot).
 func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.Request, keys []string, results []core.Result) (int64, bool, error) {
-	script := s.scripts.decideFor(reqs)
-	reply, err := evalScript(ctx, s.client, script, s.scriptArgs(script.sha, mode, now, reqs, keys), redis.NewIntSliceCmd)
+	script := s.scripts.stackFor(reqs)
+	reply, err := evalScript(ctx, s.client, script, s.stackArgs(script.sha, mode, now, reqs, keys), redis.NewIntSliceCmd)
 	if err != nil {
 		return 0, false, wrapError(ctx, reqs, err)
 	}

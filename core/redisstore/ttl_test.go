@@ -33,16 +33,16 @@ func ttlPolicies() []core.Policy {
 // longestTTL is the longest TTL a key of p may have under requests of cost 1: the
 // time its state takes to recover fully, plus the margin. A sliding window's previous
 // window counts for a second period; a leaky bucket's queue holds one request more
-// than its burst; a ticked policy's TTL steps by its granule.
+// than its burst.
 func longestTTL(p core.Policy, margin time.Duration) time.Duration {
 	switch p.Algorithm() {
 	case core.SlidingWindow:
 		return 2*p.Period() + margin
 	case core.LeakyBucket:
 		emission := (p.Period() + time.Duration(p.Limit()) - 1) / time.Duration(p.Limit())
-		return p.Window() + emission.Round(time.Millisecond) + margin + redisstore.TickedGranule(p)
+		return p.Window() + emission.Round(time.Millisecond) + margin
 	}
-	return p.Window() + margin + redisstore.TickedGranule(p)
+	return p.Window() + margin
 }
 
 // TestEveryKeyHasTTL sends traffic through every algorithm, with Redis TIME, and then

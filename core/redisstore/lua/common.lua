@@ -1,31 +1,35 @@
--- common.lua: exact integer arithmetic shared by every algorithm.
+-- common.lua: what every script shares. It comes first, then the algorithms' files,
+-- then a driver (stack.lua or batch.lua), joined into one script by scripts.go.
 --
--- Lua numbers are doubles. Policy construction (core.NewPolicy) guarantees that every
--- value an algorithm computes stays below 2^53, where doubles are exact integers, so
--- these helpers reproduce Go's int64 arithmetic exactly. Numbers go to Redis through
--- string.format('%d') (TTLs, and states joined into one value), or as Lua numbers,
--- which Redis prints exactly but with a slower "%.17g"; never through tostring or '..',
--- which print 15+ digit numbers in exponent form.
+-- Lua numbers are doubles. Policy construction (core.NewPolicy) keeps every value an
+-- algorithm computes below 2^53, where doubles are exact integers, so these helpers
+-- reproduce Go's int64 arithmetic exactly. Numbers go to Redis through
+-- string.format('%d'), never through tostring or '..', which print 15+ digit numbers
+-- in exponent form. A state's digits, matched with %d+, become numbers by arithmetic
+-- (digits + 0), which converts them as Redis and Go read them.
 --
--- A state's digits, matched by string.match with %d+, become numbers by arithmetic
--- (digits + 0), not tonumber: Lua converts them alike, and arithmetic costs no call.
--- The lean scripts do the same, so that both read every state alike, also on miniredis,
--- whose tonumber reads some digit strings (a leading zero, beyond 2^63) otherwise.
---
--- Each algorithm's file defines load(key, p, now) -> state (or nil, error), step(state, p,
--- now, charge, reply, at) -> new state when admitted, commit(key, old, new, p, now,
--- margin) and refund(key, state, p, now, margin) -> state after core.Refund, and
--- registers itself in algorithms. step writes its result into reply[at+1 .. at+5]
--- (see put).
+-- Each algorithm's file registers a table in algorithms with:
+--   load(key, p)                          -> state, or nil and an error
+--   step(state, p, now, charge)           -> allowed, remaining, retry, reset, delay,
+--                                            and the change to commit when it charged
+--   commit(key, state, change, p, now, margin) writes the change, with its TTL
+--   refund(key, state, p, now, margin)    -> the state after core.Refund
+-- p holds the policy's numbers (unit, refill, capacity; or limit, period), the cost
+-- and the lease. Times are ms; margin is added to every TTL.
 
 local MAX_EXACT = 9007199254740992 -- 2^53
-local floor, format, tonumber = math.floor, string.format, tonumber
+local MAX_NOW = 1125899906842624 -- 2^50 ms: far beyond any real clock
+local MAX_PERIOD = 31622400000 -- 366 days in ms
+local format, tonumber = string.format, tonumber
 local algorithms = {}
 
--- floordiv is ⌊a/b⌋ for b > 0: the quotient of a double division, corrected by one
--- where rounding pushed it across an integer.
+-- floordiv is ⌊a/b⌋ for b > 0, which is Go's a / b when a >= 0: the double
+-- quotient, floored, then corrected by one where rounding pushed it across an
+-- integer. q - q % 1 floors without calling math.floor: % is an operator, and a call
+-- costs the server more than this arithmetic (every decision divides several times).
 local function floordiv(a, b)
-  local q = floor(a / b)
+  local q = a / b
+  q = q - q % 1
   if q * b > a then
     return q - 1
   elseif (q + 1) * b <= a then
@@ -34,17 +38,27 @@ local function floordiv(a, b)
   return q
 end
 
--- quot (Go's truncating a / b) comes from quot.lua, which precedes this file.
+-- quot is Go's a / b for b > 0, truncated towards zero for any sign of a.
+local function quot(a, b)
+  if a >= 0 then
+    return floordiv(a, b)
+  end
+  return -floordiv(-a, b)
+end
 
 -- ceildiv is Go's ceilDiv: (a + b - 1) / b, meant for a >= 0.
 local function ceildiv(a, b)
-  return quot(a + b - 1, b)
+  return floordiv(a + b - 1, b)
 end
 
--- put writes one policy's result into reply after index at: the fields of
--- core.Result, durations in milliseconds.
-local function put(reply, at, allowed, remaining, retry, reset, delay)
-  reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = allowed, remaining, retry, reset, delay
+-- int reads an argument as an integer in [lo, hi], or nil. The comparisons also
+-- reject NaN and infinities.
+local function int(arg, lo, hi)
+  local n = tonumber(arg)
+  if n and n >= lo and n <= hi and n % 1 == 0 then
+    return n
+  end
+  return nil
 end
 
 -- get reads a string key; a Redis error (WRONGTYPE) becomes a second return value.
@@ -56,7 +70,114 @@ local function get(key)
   return v
 end
 
--- expire sets key's TTL to ms milliseconds (at least one).
-local function expire(key, ms)
-  redis.call('PEXPIRE', key, format('%d', ms > 1 and ms or 1))
+-- set writes a string state that expires in ttl ms (at least one). Redis prints a
+-- Lua number argument with %.17g: exact for integers below 2^53.
+local function set(key, value, ttl)
+  redis.call('SET', key, value, 'PX', ttl > 1 and ttl or 1)
+end
+
+-- The fixed-point instants of GCRA and the leaky bucket (core/fixedtime.go): an
+-- instant is millis + frac/refill, 0 <= frac < refill, stored as "millis frac".
+
+-- units_ahead is how far the instant t lies after now in token units; far reports a
+-- distance past horizon (a clock that went far back).
+local function units_ahead(t, now, refill, horizon)
+  local diff = t.millis - now
+  if diff < 0 or (diff == 0 and t.frac == 0) then
+    return 0, false
+  end
+  if diff > floordiv(horizon + refill, refill) + 1 then
+    return 0, true
+  end
+  return diff * refill + t.frac, false
+end
+
+-- wait_until is how many whole ms from now until t lies at most allowance units
+-- ahead, at least zero.
+local function wait_until(t, now, refill, allowance)
+  local wait = t.millis - now - floordiv(allowance - t.frac, refill)
+  return wait > 0 and wait or 0
+end
+
+-- instant_after is the instant units token units after now.
+local function instant_after(now, units, refill)
+  local whole = floordiv(units, refill)
+  return {millis = now + whole, frac = units - whole * refill}
+end
+
+-- load_instant reads a "millis frac" state; a missing key is an instant long past.
+local function load_instant(key, p)
+  local v, err = get(key)
+  if err then
+    return nil, err
+  elseif not v then
+    return {millis = 0, frac = 0}
+  end
+  local millis, frac = string.match(v, '^(%d+) (%d+)$')
+  if not millis or frac + 0 >= p.refill or millis + 0 > MAX_NOW + MAX_EXACT then
+    return nil, 'malformed state'
+  end
+  return {millis = millis + 0, frac = frac + 0, seen = true}
+end
+
+-- save_instant writes t with a TTL that ends when t has passed, plus the margin.
+local function save_instant(key, t, now, margin)
+  set(key, format('%d %d', t.millis, t.frac), t.millis - now + (t.frac > 0 and 1 or 0) + margin)
+end
+
+-- refund_instant is core.Refund for a TAT: it moves back by the cost, to no earlier
+-- than now, unless it lies beyond reach (a clock that went far back).
+local function refund_instant(key, t, p, now, margin)
+  if not t.seen then
+    return t
+  end
+  local queued, far = units_ahead(t, now, p.refill, 2 * p.capacity * p.unit)
+  if far then
+    return t
+  end
+  local back = instant_after(now, math.max(0, queued - p.cost * p.unit), p.refill)
+  back.seen = true
+  save_instant(key, back, now, margin)
+  return back
+end
+
+-- policy parses a policy's spec, "tb unit refill capacity" for the buckets (tb, gcra,
+-- lb) or "fw limit period" for the others (fw, sw, log, cc), or returns nil.
+local function policy(spec)
+  local code, x, y, z = string.match(spec, '^(%a+) (%d+) (%d+) ?(%d*)$')
+  local p = {alg = algorithms[code]}
+  if not p.alg then
+    return nil
+  elseif code == 'tb' or code == 'gcra' or code == 'lb' then
+    p.unit, p.refill, p.capacity = int(x, 1, MAX_EXACT), int(y, 1, MAX_EXACT), int(z, 1, MAX_EXACT)
+    if p.unit and p.refill and p.capacity and p.capacity * p.unit <= MAX_EXACT then
+      return p
+    end
+  elseif z == '' then
+    p.limit, p.period = int(x, 1, MAX_EXACT), int(y, 1, MAX_PERIOD)
+    p.capacity = p.limit
+    if p.limit and p.period then
+      return p
+    end
+  end
+  return nil
+end
+
+-- request gives p a request's cost and lease (a concurrency lease id), or returns
+-- false when they are malformed.
+local function request(p, cost, lease)
+  p.cost = int(cost, 1, p.capacity)
+  p.lease = lease
+  return p.cost ~= nil and #lease <= 20 and (p.alg ~= algorithms.cc or string.match(lease, '^%d+$') ~= nil)
+end
+
+-- instant reads the now argument: ms since the Unix epoch, or "redis" for the
+-- server's TIME. It returns nil when the argument is malformed.
+local function instant(arg)
+  if arg ~= 'redis' then
+    return int(arg, 0, MAX_NOW)
+  end
+  local time = redis.call('TIME')
+  local micros = time[2] + 0 -- digits, converted by arithmetic
+  return time[1] * 1000 + (micros - micros % 1000) / 1000
 end

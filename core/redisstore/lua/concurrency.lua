@@ -1,15 +1,10 @@
--- concurrency.lua: core/concurrency.go. State: a list of leases "id expires cost" in
--- the order they were taken. Expired leases are dropped when a lease is taken, as in core.
+-- concurrency.lua: the concurrency limiter, core/concurrency.go. A request is admitted
+-- when the costs of the live leases, plus its own, are at most the limit; its lease
+-- lives until Release (release.lua) or for period ms.
+-- State: a list of leases "id expires cost", in the order they were taken. Expired
+-- leases are dropped when a lease is taken, as in core. A missing key holds none.
 
 local concurrency = {}
-
-local function parse_lease(entry)
-  local id, expires, cost = string.match(entry, '^(%d+) (%d+) (%d+)$')
-  if not id then
-    return nil
-  end
-  return {id = id, expires = tonumber(expires), cost = tonumber(cost), entry = entry}
-end
 
 function concurrency.load(key, p)
   local entries = redis.pcall('LRANGE', key, 0, -1)
@@ -17,16 +12,17 @@ function concurrency.load(key, p)
     return nil, entries.err
   end
   local leases = {}
-  for i = 1, #entries do
-    leases[i] = parse_lease(entries[i])
-    if not leases[i] then
+  for i, entry in ipairs(entries) do
+    local id, expires, cost = string.match(entry, '^(%d+) (%d+) (%d+)$')
+    if not id then
       return nil, 'malformed state'
     end
+    leases[i] = {expires = tonumber(expires), cost = tonumber(cost), entry = entry}
   end
   return leases
 end
 
-function concurrency.step(leases, p, now, charge, reply, at)
+function concurrency.step(leases, p, now, charge)
   local in_flight, live, expired = 0, {}, {}
   for _, lease in ipairs(leases) do
     if lease.expires <= now then
@@ -38,7 +34,7 @@ function concurrency.step(leases, p, now, charge, reply, at)
   end
   local refused = in_flight + p.cost > p.limit
   if refused or not charge then
-    local hint, last, retry = 1000, 0, 0
+    local hint, last, retry = 1000, 0, 0 -- retry: a short hint, the first lease to expire
     for _, lease in ipairs(live) do
       hint = math.min(hint, lease.expires - now)
       last = math.max(last, lease.expires - now)
@@ -46,27 +42,28 @@ function concurrency.step(leases, p, now, charge, reply, at)
     if refused then
       retry = math.max(hint, 1)
     end
-    put(reply, at, 0, p.limit - in_flight, retry, last, 0)
-    return nil
+    return 0, p.limit - in_flight, retry, last, 0
   end
-  put(reply, at, 1, p.limit - in_flight - p.cost, 0, p.period, 0)
   local last = now + p.period
   for _, lease in ipairs(live) do
     last = math.max(last, lease.expires)
   end
-  return {expired = expired, last = last}
+  return 1, p.limit - in_flight - p.cost, 0, p.period, 0, {expired = expired, last = last}
 end
 
+-- entry is the lease a charge of p takes at now.
 local function entry(p, now)
   return format('%s %d %d', p.lease, now + p.period, p.cost)
 end
 
-function concurrency.commit(key, old, change, p, now, margin)
+-- commit drops the expired leases and appends the new one; the key expires with its
+-- last lease, plus the margin.
+function concurrency.commit(key, leases, change, p, now, margin)
   for _, lease in ipairs(change.expired) do
     redis.call('LREM', key, 1, lease.entry)
   end
   redis.call('RPUSH', key, entry(p, now))
-  expire(key, change.last - now + margin)
+  redis.call('PEXPIRE', key, format('%d', change.last - now + margin))
 end
 
 -- refund is core.Refund, which leaves leases alone: they end with Release.
@@ -92,7 +89,8 @@ function concurrency.undo(key, leases, p, now, margin)
   end
   redis.call('LREM', key, 1, taken)
   if last then
-    expire(key, last - now + margin)
+    local ttl = last - now + margin
+    redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
   end
   return back
 end

@@ -1,95 +1,56 @@
--- fixedwindow.lua: core/fixedwindow.go. State "window count": the index k of the
--- newest window [k×period, (k+1)×period) seen and the cost admitted in it. A counted
--- policy (counted.lua) stores them as one integer, window × stride + count, which its
--- lean script charges in place (fixedwindow_counted.lua).
+-- fixedwindow.lua: the fixed window, core/fixedwindow.go. Windows are
+-- [k × period, (k+1) × period); a request is admitted when count + cost <= limit.
+-- State "window count": the index k of the newest window seen and the cost admitted
+-- in it. A missing key is an empty window.
 
 local fixed_window = {}
 
--- counted reports whether p keeps a counted state, and gives p its stride
--- (counted_stride, from counted.lua).
-local function counted(p)
-  if p.counted == nil then
-    p.stride = counted_stride(p.limit, p.period)
-    p.counted = p.stride ~= nil
-  end
-  return p.counted
-end
-
-function fixed_window.load(key, p, now)
-  if counted(p) and (floordiv(now, p.period) + 2) * p.stride > MAX_EXACT then
-    return nil, 'malformed arguments: now' -- beyond the instants a counted state holds (counted_now.lua)
-  end
+function fixed_window.load(key, p)
   local v, err = get(key)
   if err then
     return nil, err
   elseif not v then
-    return {seen = false}
+    return {}
   end
-  local window, count
-  if p.counted then
-    -- Redis's INCRBY reads exactly these digits: no sign, no leading zero. A state
-    -- must stay exact with a charge added (fixedwindow_counted.lua).
-    if not (v == '0' or string.match(v, '^[1-9]%d*$')) or v + 0 > MAX_EXACT - 2 * p.stride then
-      return nil, 'malformed state'
-    end
-    local value = v + 0
-    count = value % p.stride -- exact: stride is a power of two
-    window = (value - count) / p.stride
-  else
-    window, count = string.match(v, '^(%d+) (%d+)$')
-    if not window then
-      return nil, 'malformed state'
-    end
-    window, count = window + 0, count + 0 -- digits (see common.lua)
-  end
-  if count > p.limit or window * p.period > 1125899906842624 then -- a window beyond 2^50 ms
+  local window, count = string.match(v, '^(%d+) (%d+)$')
+  if not window or count + 0 > p.limit or window * p.period > MAX_NOW then
     return nil, 'malformed state'
   end
-  return {seen = true, window = window, count = count}
+  return {window = window + 0, count = count + 0}
 end
 
-function fixed_window.step(st, p, now, charge, reply, at)
+function fixed_window.step(st, p, now, charge)
   local window, count = floordiv(now, p.period), 0
-  if st.seen and st.window >= window then
+  if st.window and st.window >= window then -- a clock that went back stays in the newest window
     window, count = st.window, st.count
   end
   local until_end = (window + 1) * p.period - now
-  if count + p.cost > p.limit or not charge then
-    local retry = 0
-    if count + p.cost > p.limit then
-      retry = until_end
-    end
-    put(reply, at, 0, p.limit - count, retry, until_end, 0)
-    return nil
+  if count + p.cost > p.limit then
+    return 0, p.limit - count, until_end, until_end, 0
+  elseif not charge then
+    return 0, p.limit - count, 0, until_end, 0
   end
   count = count + p.cost
-  put(reply, at, 1, p.limit - count, 0, until_end, 0)
-  return {seen = true, window = window, count = count}
+  return 1, p.limit - count, 0, until_end, 0, {window = window, count = count}
 end
 
-local function save_window(key, st, p, now, margin)
-  local ttl = (st.window + 1) * p.period - now + margin
-  local value
-  if counted(p) then
-    value = format('%d', st.window * p.stride + st.count)
-  else
-    value = format('%d %d', st.window, st.count)
-  end
-  redis.call('SET', key, value, 'PX', format('%d', ttl > 1 and ttl or 1))
+-- save writes a window; the key expires when the window ends, plus the margin.
+local function save(key, st, p, now, margin)
+  set(key, format('%d %d', st.window, st.count), (st.window + 1) * p.period - now + margin)
 end
 
-function fixed_window.commit(key, old, st, p, now, margin)
-  save_window(key, st, p, now, margin)
+function fixed_window.commit(key, st, change, p, now, margin)
+  save(key, change, p, now, margin)
 end
 
 -- refund is core.Refund: the cost comes out of the newest window, unless that window
 -- has closed by now (the charge expired with it).
 function fixed_window.refund(key, st, p, now, margin)
-  if not st.seen or floordiv(now, p.period) > st.window then
+  if not st.window or floordiv(now, p.period) > st.window then
     return st
   end
-  local back = {seen = true, window = st.window, count = math.max(st.count - p.cost, 0)}
-  save_window(key, back, p, now, margin)
+  local back = {window = st.window, count = math.max(st.count - p.cost, 0)}
+  save(key, back, p, now, margin)
   return back
 end
 

@@ -1,6 +1,6 @@
 -- release.lua: ends a concurrency lease (core.ReleaseLease): removes the first lease
 -- of KEYS[1] whose id is ARGV[1]. Returns 1 when a lease was removed, 0 otherwise.
--- Redis deletes the list with its last lease.
+-- Redis deletes the list with its last lease. It runs alone, without common.lua.
 
 local id = ARGV[1]
 if #ARGV ~= 1 or #id > 20 or not string.match(id, '^%d+$') then

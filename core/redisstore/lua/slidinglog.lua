@@ -1,6 +1,8 @@
--- slidinglog.lua: core/slidinglog.go. State: a list of admitted requests as flat pairs
--- "at", "cost", oldest first. Requests admitted at one instant share one entry, which
--- decides exactly as separate entries would (they age out together).
+-- slidinglog.lua: the sliding log, core/slidinglog.go. A request is admitted when the
+-- costs admitted in (now - period, now], plus its own, are at most the limit.
+-- State: a list of the admitted requests as flat pairs "at", "cost", oldest first.
+-- Requests admitted at one instant share one entry, which decides exactly as
+-- separate entries would (they age out together). A missing key is an empty log.
 
 local sliding_log = {}
 
@@ -8,8 +10,7 @@ function sliding_log.load(key, p)
   local flat = redis.pcall('LRANGE', key, 0, -1)
   if flat.err then
     return nil, flat.err
-  end
-  if #flat % 2 ~= 0 then
+  elseif #flat % 2 ~= 0 then
     return nil, 'malformed state'
   end
   local st = {at = {}, cost = {}, sum = 0}
@@ -24,13 +25,13 @@ function sliding_log.load(key, p)
   return st
 end
 
-function sliding_log.step(st, p, now, charge, reply, at)
+function sliding_log.step(st, p, now, charge)
   local n, sum = #st.at, st.sum
   local instant = now
-  if n > 0 and st.at[n] > instant then
+  if n > 0 and st.at[n] > instant then -- a clock that went back logs at the newest entry
     instant = st.at[n]
   end
-  local drop = 0
+  local drop = 0 -- the entries that have aged out
   while drop < n and st.at[drop + 1] <= instant - p.period do
     drop = drop + 1
     sum = sum - st.cost[drop]
@@ -49,26 +50,26 @@ function sliding_log.step(st, p, now, charge, reply, at)
     if n > drop then
       reset = st.at[n] + p.period - now
     end
-    put(reply, at, 0, p.limit - sum, retry, reset, 0)
-    return nil
+    return 0, p.limit - sum, retry, reset, 0
   end
   sum = sum + p.cost
-  put(reply, at, 1, p.limit - sum, 0, instant + p.period - now, 0)
-  return {drop = drop, at = instant}
+  return 1, p.limit - sum, 0, instant + p.period - now, 0, {drop = drop, at = instant}
 end
 
--- commit drops the aged-out entries and appends the admitted request.
-function sliding_log.commit(key, old, change, p, now, margin)
+-- commit drops the aged-out entries and appends the admitted request; the key
+-- expires when that request ages out, plus the margin.
+function sliding_log.commit(key, st, change, p, now, margin)
   if change.drop > 0 then
     redis.call('LTRIM', key, 2 * change.drop, -1)
   end
-  local n = #old.at
-  if n > change.drop and old.at[n] == change.at then
-    redis.call('LSET', key, -1, old.cost[n] + p.cost)
+  local n = #st.at
+  if n > change.drop and st.at[n] == change.at then
+    redis.call('LSET', key, -1, st.cost[n] + p.cost)
   else
     redis.call('RPUSH', key, change.at, p.cost)
   end
-  expire(key, change.at + p.period - now + margin)
+  local ttl = change.at + p.period - now + margin
+  redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
 end
 
 -- refund is core.Refund (refundLog): the cost comes out of the newest entries still
@@ -99,13 +100,14 @@ function sliding_log.refund(key, st, p, now, margin)
   redis.call('DEL', key)
   for i = 1, #back.at do
     flat[#flat + 1], flat[#flat + 2] = back.at[i], back.cost[i]
-    if #flat >= 1000 or i == #back.at then
+    if #flat >= 1000 or i == #back.at then -- RPUSH in chunks: unpack has a limit
       redis.call('RPUSH', key, unpack(flat))
       flat = {}
     end
   end
   if #back.at > 0 then
-    expire(key, back.at[#back.at] + p.period - now + margin)
+    local ttl = back.at[#back.at] + p.period - now + margin
+    redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
   end
   return back
 end

@@ -1,5 +1,9 @@
--- slidingwindow.lua: core/slidingwindow.go. State "window count previous": the current
--- window's index and cost, and the cost of the window before it.
+-- slidingwindow.lua: the sliding window, core/slidingwindow.go. A request is admitted
+-- when cur + ⌈prev × (period - elapsed) / period⌉ + cost <= limit, where cur and prev
+-- are the costs admitted in the current and the previous window and elapsed is the
+-- time since the current window began.
+-- State "window count previous": the current window's index, its cost, and the cost
+-- of the window before it. A missing key is two empty windows.
 
 local sliding_window = {}
 
@@ -8,30 +12,26 @@ function sliding_window.load(key, p)
   if err then
     return nil, err
   elseif not v then
-    return {seen = false}
+    return {}
   end
   local window, count, previous = string.match(v, '^(%d+) (%d+) (%d+)$')
-  if not window then
+  if not window or count + 0 > p.limit or previous + 0 > p.limit or window * p.period > MAX_NOW then
     return nil, 'malformed state'
   end
-  window, count, previous = window + 0, count + 0, previous + 0 -- digits (see common.lua)
-  if count > p.limit or previous > p.limit or window * p.period > 1125899906842624 then -- beyond 2^50 ms
-    return nil, 'malformed state'
-  end
-  return {seen = true, window = window, count = count, previous = previous}
+  return {window = window + 0, count = count + 0, previous = previous + 0}
 end
 
--- count_before is countBefore: ⌊count×e/period⌋ for 0 <= e <= period, computed as
--- whole×e + ⌊rest×e/period⌋ with count = whole×period + rest, so no intermediate
--- exceeds min(count, period)×period.
+-- count_before is countBefore: ⌊count × e / period⌋ for 0 <= e <= period, computed
+-- as whole × e + ⌊rest × e / period⌋ with count = whole × period + rest, so that no
+-- intermediate exceeds min(count, period) × period.
 local function count_before(count, e, period)
   local whole = floordiv(count, period)
   return whole * e + floordiv((count - whole * period) * e, period)
 end
 
 -- first_offset is firstOffset: the smallest e in [0, period] with
--- count_before(count, e, period) >= need, from core's floating-point estimate (the same
--- IEEE operations, so the same estimate) corrected exactly.
+-- count_before(count, e, period) >= need, from core's floating-point estimate (the
+-- same IEEE operations, so the same estimate) corrected exactly.
 local function first_offset(count, need, period)
   if need <= 0 then
     return 0
@@ -46,16 +46,12 @@ local function first_offset(count, need, period)
   return e
 end
 
--- first_admitting_offset is slidingWindowWait: the first offset from the current
--- window's start at which cost is admitted.
-local function first_admitting_offset(period, limit, cur, prev, cost)
+-- admitting_offset is slidingWindowWait: the first offset from the current window's
+-- start at which cost is admitted.
+local function admitting_offset(period, limit, cur, prev, cost)
   local spare = limit - cur - cost
   if spare >= 0 then
-    local e = first_offset(prev, prev - spare, period)
-    if e < period then
-      return e
-    end
-    return period
+    return math.min(first_offset(prev, prev - spare, period), period)
   end
   local e = first_offset(cur, cur - (limit - cost), period)
   if e < period then
@@ -64,6 +60,7 @@ local function first_admitting_offset(period, limit, cur, prev, cost)
   return 2 * period
 end
 
+-- until_recovered is how long until both windows have emptied.
 local function until_recovered(start, period, cur, prev, now)
   if cur > 0 then
     return start + 2 * period - now
@@ -73,49 +70,46 @@ local function until_recovered(start, period, cur, prev, now)
   return 0
 end
 
-function sliding_window.step(st, p, now, charge, reply, at)
+function sliding_window.step(st, p, now, charge)
   local period = p.period
   local window, cur, prev = floordiv(now, period), 0, 0
-  if st.seen then
-    if st.window >= window then
-      window, cur, prev = st.window, st.count, st.previous
-    elseif st.window == window - 1 then
-      prev = st.count
-    end
+  if st.window and st.window >= window then -- a clock that went back stays in the newest window
+    window, cur, prev = st.window, st.count, st.previous
+  elseif st.window == window - 1 then
+    prev = st.count
   end
   local start = window * period
-  local weighted = prev - count_before(prev, math.max(now - start, 0), period) -- ⌈prev×(period-elapsed)/period⌉
+  local weighted = prev - count_before(prev, math.max(now - start, 0), period) -- ⌈prev × (period - elapsed) / period⌉
   local spare = p.limit - cur - p.cost
-  if weighted > spare or not charge then
-    local retry = 0
-    if weighted > spare then
-      retry = start + first_admitting_offset(period, p.limit, cur, prev, p.cost) - now
-    end
-    put(reply, at, 0, math.max(p.limit - cur - weighted, 0), retry, until_recovered(start, period, cur, prev, now), 0)
-    return nil
+  if weighted > spare then
+    local retry = start + admitting_offset(period, p.limit, cur, prev, p.cost) - now
+    return 0, math.max(p.limit - cur - weighted, 0), retry, until_recovered(start, period, cur, prev, now), 0
+  elseif not charge then
+    return 0, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0
   end
   cur = cur + p.cost
-  put(reply, at, 1, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0)
-  return {seen = true, window = window, count = cur, previous = prev}
+  return 1, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0,
+    {window = window, count = cur, previous = prev}
 end
 
-local function save_counts(key, st, p, now, margin)
-  local ttl = (st.window + 2) * p.period - now + margin
-  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
+-- save writes both windows; the key expires when the current one has stopped
+-- counting (the end of the next window), plus the margin.
+local function save(key, st, p, now, margin)
+  set(key, format('%d %d %d', st.window, st.count, st.previous), (st.window + 2) * p.period - now + margin)
 end
 
-function sliding_window.commit(key, old, st, p, now, margin)
-  save_counts(key, st, p, now, margin)
+function sliding_window.commit(key, st, change, p, now, margin)
+  save(key, change, p, now, margin)
 end
 
 -- refund is core.Refund: the cost comes out of the current window's count, unless
 -- that window has closed by now.
 function sliding_window.refund(key, st, p, now, margin)
-  if not st.seen or floordiv(now, p.period) > st.window then
+  if not st.window or floordiv(now, p.period) > st.window then
     return st
   end
-  local back = {seen = true, window = st.window, count = math.max(st.count - p.cost, 0), previous = st.previous}
-  save_counts(key, back, p, now, margin)
+  local back = {window = st.window, count = math.max(st.count - p.cost, 0), previous = st.previous}
+  save(key, back, p, now, margin)
   return back
 end
 

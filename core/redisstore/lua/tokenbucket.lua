@@ -1,5 +1,6 @@
--- tokenbucket.lua: core/tokenbucket.go. State "tokens updated": the level in token
--- units and when it was last refilled (ms). A missing key is a full bucket.
+-- tokenbucket.lua: the token bucket of core/tokenbucket.go.
+-- State "tokens updated": the level in token units and the instant (ms) it was last
+-- refilled. A missing key is a full bucket.
 
 local token_bucket = {}
 
@@ -8,72 +9,65 @@ function token_bucket.load(key, p)
   if err then
     return nil, err
   elseif not v then
-    return {seen = false}
+    return {}
   end
   local tokens, updated = string.match(v, '^(%d+) (%d+)$')
-  if not tokens then
+  if not tokens or tokens + 0 > p.capacity * p.unit or updated + 0 > MAX_NOW then
     return nil, 'malformed state'
   end
-  tokens, updated = tokens + 0, updated + 0 -- digits (see common.lua)
-  if tokens > p.capacity * p.unit or updated > 1125899906842624 then -- an instant beyond 2^50 ms
-    return nil, 'malformed state'
-  end
-  return {seen = true, tokens = tokens, updated = updated}
+  return {tokens = tokens + 0, updated = updated + 0}
 end
 
--- refill is refillTokenBucket: the level at now; a clock behind updated earns nothing.
-local function refill(st, p, now)
+-- level is refillTokenBucket: the level at now, and when it was refilled. A clock
+-- that went back earns nothing.
+local function level(st, p, now)
   local full = p.capacity * p.unit
-  if not st.seen then
+  if not st.tokens then
     return full, now
   end
-  local level, updated = st.tokens, st.updated
+  local tokens, updated = st.tokens, st.updated
   if now > updated then
-    if now - updated >= ceildiv(full - level, p.refill) then
-      level = full
+    if now - updated >= ceildiv(full - tokens, p.refill) then
+      tokens = full
     else
-      level = level + (now - updated) * p.refill
+      tokens = tokens + (now - updated) * p.refill
     end
     updated = now
   end
-  return level, updated
+  return tokens, updated
 end
 
-function token_bucket.step(st, p, now, charge, reply, at)
-  local full = p.capacity * p.unit
-  local level, updated = refill(st, p, now)
-  local need = p.cost * p.unit
-  if not charge or level < need then
-    local retry = 0
-    if level < need then
-      retry = ceildiv(need - level, p.refill)
-    end
-    put(reply, at, 0, quot(level, p.unit), retry, ceildiv(full - level, p.refill), 0)
-    return nil
+function token_bucket.step(st, p, now, charge)
+  local full, need = p.capacity * p.unit, p.cost * p.unit
+  local tokens, updated = level(st, p, now)
+  if tokens < need then
+    return 0, floordiv(tokens, p.unit), ceildiv(need - tokens, p.refill), ceildiv(full - tokens, p.refill), 0
+  elseif not charge then
+    return 0, floordiv(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0
   end
-  level = level - need
-  put(reply, at, 1, quot(level, p.unit), 0, ceildiv(full - level, p.refill), 0)
-  return {seen = true, tokens = level, updated = updated}
+  tokens = tokens - need
+  return 1, floordiv(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0, {tokens = tokens, updated = updated}
 end
 
-local function save_bucket(key, st, p, now, margin)
+-- save writes a level; the key expires when the bucket is full again, plus the margin.
+local function save(key, st, p, now, margin)
   local ttl = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill) - now + margin
-  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', format('%d', ttl > 1 and ttl or 1))
+  set(key, format('%d %d', st.tokens, st.updated), ttl)
 end
 
-function token_bucket.commit(key, old, st, p, now, margin)
-  save_bucket(key, st, p, now, margin)
+function token_bucket.commit(key, st, change, p, now, margin)
+  save(key, change, p, now, margin)
 end
 
 -- refund is core.Refund: the cost goes back into the bucket refilled to now, capped
 -- at a full bucket.
 function token_bucket.refund(key, st, p, now, margin)
-  if not st.seen then
+  if not st.tokens then
     return st
   end
-  local level, updated = refill(st, p, now)
-  local back = {seen = true, tokens = math.min(p.capacity * p.unit, level + p.cost * p.unit), updated = updated}
-  save_bucket(key, back, p, now, margin)
+  local tokens, updated = level(st, p, now)
+  local back = {tokens = math.min(p.capacity * p.unit, tokens + p.cost * p.unit), updated = updated}
+  save(key, back, p, now, margin)
   return back
 end
 

@@ -7,29 +7,19 @@ import (
 	"testing"
 )
 
-// encodeBatchReply writes entries as the batch driver does: an integer equal to the
-// same integer of the last entry without an error is left out.
+// encodeBatchReply writes entries as lua/batch.lua does.
 func encodeBatchReply(entries []batchEntry) []int64 {
 	var reply []int64
-	var last []int64
 	for _, e := range entries {
-		if e.err != nil {
-			msg := e.err.Error()
-			reply = append(reply, -int64(len(msg)))
-			for i := 0; i < len(msg); i++ {
-				reply = append(reply, int64(msg[i]))
-			}
+		if e.err == nil {
+			reply = append(reply, e.fields...)
 			continue
 		}
-		head := len(reply)
-		reply = append(reply, int64(len(e.ints)))
-		for j, v := range e.ints {
-			if j >= len(last) || last[j] != v {
-				reply = append(reply, v)
-				reply[head] += 64 << j
-			}
+		msg := e.err.Error()
+		reply = append(reply, -int64(len(msg)))
+		for i := 0; i < len(msg); i++ {
+			reply = append(reply, int64(msg[i]))
 		}
-		last = e.ints
 	}
 	return reply
 }
@@ -41,33 +31,27 @@ func sameEntries(a, b []batchEntry) bool {
 	}
 	for i := range a {
 		if (a[i].err == nil) != (b[i].err == nil) || (a[i].err != nil && a[i].err.Error() != b[i].err.Error()) ||
-			!slices.Equal(a[i].ints, b[i].ints) {
+			!slices.Equal(a[i].fields, b[i].fields) {
 			return false
 		}
 	}
 	return true
 }
 
-// TestSplitBatchReply decodes a reply written by hand in the format batchDriver
+// TestSplitBatchReply decodes a reply written by hand in the format lua/batch.lua
 // documents, and refuses replies of other shapes.
 func TestSplitBatchReply(t *testing.T) {
 	msg := "WRONGTYPE Operation"
-	reply := []int64{7 + 64*0b1111111, 1767225600000, 1, 1, 4, 0, 100, 0} // all 7 integers follow
-	reply = append(reply, -int64(len(msg)))                               // an error, which repeats nothing
+	reply := []int64{1, 4, 0, 100, 0}
+	reply = append(reply, -int64(len(msg)))
 	for i := 0; i < len(msg); i++ {
 		reply = append(reply, int64(msg[i]))
 	}
-	reply = append(reply, 7+64*0b0111110, 0, 0, 0, 250, 1000) // integers 2 to 6 follow; 1 and 7 repeat the first decision's
-	reply = append(reply, 7)                                  // the decision before, again
-	reply = append(reply, 0)                                  // an empty reply
-	reply = append(reply, 2+64*0b11, 8, 9)                    // nothing to repeat after an empty reply
+	reply = append(reply, 0, 0, 250, 1000, 0)
 	entries := []batchEntry{
-		{ints: []int64{1767225600000, 1, 1, 4, 0, 100, 0}},
+		{fields: []int64{1, 4, 0, 100, 0}},
 		{err: batchReplyError(msg)},
-		{ints: []int64{1767225600000, 0, 0, 0, 250, 1000, 0}},
-		{ints: []int64{1767225600000, 0, 0, 0, 250, 1000, 0}},
-		{ints: []int64{}},
-		{ints: []int64{8, 9}},
+		{fields: []int64{0, 0, 250, 1000, 0}},
 	}
 	got, err := splitBatchReply(reply, len(entries))
 	if err != nil {
@@ -85,16 +69,13 @@ func TestSplitBatchReply(t *testing.T) {
 	}
 	for _, bad := range [][]int64{
 		nil,                         // too short
-		{7 + 64*0b1111111, 1, 2},    // claims more than remain
-		{1, 5, 2 + 64*0b01, 6},      // repeats an integer the decision before did not have
-		{1 + 64*0b10, 5},            // a mask bit beyond its length
-		{41 + 64, 5},                // too long a reply
+		{1, 4, 0},                   // a decision cut short
 		{-3, 65, 66},                // error cut short
 		{-2, 65, 256},               // not a byte
 		{-(maxBatchErrorBytes + 1)}, // too long an error
-		{0, 0, 0, 0, 0, 9},          // integers left over
+		{1, 4, 0, 100, 0, 9},        // integers left over
 	} {
-		if _, err := splitBatchReply(bad, 4); err == nil {
+		if _, err := splitBatchReply(bad, 1); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
 	}

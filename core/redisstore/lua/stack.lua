@@ -1,0 +1,68 @@
+-- stack.lua: the stack driver. It decides a stack of policies, one per key, as one
+-- atomic step; a single decision is a stack of one.
+--
+-- KEYS[i] is the state of policy i. ARGV: mode now margin, then per policy: spec cost lease
+--   mode:   charge (decide all-or-nothing and spend), peek (decide, spend nothing),
+--           refund (core.Refund, then peek) or undo (refund a charge taken at now,
+--           releasing its lease, then peek)
+--   now:    ms since the Unix epoch, or "redis" for the server's TIME
+--   margin: ms added to every TTL beyond the state's full recovery
+--   spec:   the policy's numbers (see policy in common.lua); cost: the request's
+--           effective cost; lease: a concurrency lease id ("0" for the others)
+-- Reply: now, 1 when every policy admitted, then per policy:
+--   allowed remaining retry_after_ms reset_after_ms delay_ms
+-- Every argument is validated and every state read before the first write.
+
+local modes = {charge = true, peek = true, refund = true, undo = true}
+local n, mode = #KEYS, ARGV[1]
+local margin = int(ARGV[3], 0, MAX_PERIOD)
+if n < 1 or #ARGV ~= 3 + 3 * n or not margin or not modes[mode] then
+  return redis.error_reply('RATELIMIT malformed arguments')
+end
+local policies = {}
+for i = 1, n do
+  local p = policy(ARGV[1 + 3 * i])
+  if not (p and request(p, ARGV[2 + 3 * i], ARGV[3 + 3 * i])) then
+    return redis.error_reply('RATELIMIT malformed arguments: policy ' .. i)
+  end
+  policies[i] = p
+end
+local now = instant(ARGV[2])
+if not now then
+  return redis.error_reply('RATELIMIT malformed arguments: now')
+end
+for i = 1, n do
+  local p, err = policies[i], nil
+  p.state, err = p.alg.load(KEYS[i], p)
+  if not p.state then
+    return redis.error_reply('RATELIMIT ' .. err)
+  end
+end
+
+local reply, all = {now, 1}, 1
+for i = 1, n do
+  local p = policies[i]
+  local state = p.state
+  if mode == 'undo' and p.alg.undo then
+    state = p.alg.undo(KEYS[i], state, p, now, margin)
+  elseif mode == 'refund' or mode == 'undo' then
+    state = p.alg.refund(KEYS[i], state, p, now, margin)
+  end
+  local at = 2 + 5 * (i - 1)
+  reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], p.change =
+    p.alg.step(state, p, now, mode == 'charge')
+  if not p.change then
+    all = 0
+  end
+end
+for i = 1, n do
+  local p = policies[i]
+  if all == 1 then
+    p.alg.commit(KEYS[i], p.state, p.change, p, now, margin)
+  elseif p.change then -- admitted alone, charged nothing: report it as a peek (core.RefuseStack)
+    local at = 2 + 5 * (i - 1)
+    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = p.alg.step(p.state, p, now, false)
+  end
+end
+reply[2] = all
+return reply

@@ -11,10 +11,13 @@ import (
 
 // Decide decides one request: the pre-limiter refuses a key the shared store refused
 // until its Retry-After has passed; otherwise the shared store decides, within the
-// deadline, unless its breaker is open; when it cannot, the policy's failure mode
-// decides (see Mode). A cancelled or expired ctx is returned as an error wrapping
-// ctx.Err() and is not a store failure. A permanent store error is returned wrapping
-// ErrPermanent, in every mode.
+// deadline, unless a breaker (the store's, or that of the key's Cluster slot) is open,
+// in which case the policy's failure mode decides (see Mode). A call that fails while
+// the breakers stay closed (one slow call under load) does not send the policy to its
+// failure mode: the key's last shared answer decides it, without refill, and the
+// failure mode only when no answer is known. A cancelled or expired ctx is returned as
+// an error wrapping ctx.Err() and is not a store failure. A permanent store error is
+// returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	if s.closed.Load() {
 		return core.Result{}, ErrClosed
@@ -28,42 +31,81 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		s.decided(&req, OutcomeDenied, ViaPreLimit)
 		return res, nil
 	}
-	cause := ErrBreakerOpen
-	if t := s.allow(now); t.allowed {
-		var (
-			res core.Result
-			o   outcome
-			err error
-		)
-		if s.direct {
-			res, o, err = s.decideDirect(ctx, t, start, &req)
-		} else {
-			res, o, err = s.decideGuarded(ctx, t, start, req)
-		}
-		switch o {
-		case succeeded:
-			s.pre.remember(&req, &res, now)
-			s.decided(&req, outcomeOf(&res), ViaShared)
-			return res, nil
-		case canceled:
-			return core.Result{}, fmt.Errorf("resilient: policy %q: %w", req.Policy.Name(), err)
-		case broken:
-			return core.Result{}, s.permanent([]core.Request{req}, err)
-		}
-		cause = err
+	slot := s.slots.of(&req)
+	if !s.closedFor(slot) {
+		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
-	return s.fallback(ctx, req, cause, now)
+	var (
+		res core.Result
+		o   outcome
+		err error
+	)
+	if s.direct {
+		res, o, err = s.decideDirect(ctx, slot, start, &req)
+	} else {
+		res, o, err = s.decideGuarded(ctx, slot, start, req)
+	}
+	switch o {
+	case succeeded:
+		s.settle(ctx, &req, &res, now)
+		s.memo.remember(&req, &res, now)
+		s.pre.remember(&req, &res, now)
+		s.decided(&req, outcomeOf(&res), ViaShared)
+		return res, nil
+	case canceled:
+		return core.Result{}, fmt.Errorf("resilient: policy %q: %w", req.Policy.Name(), err)
+	case broken:
+		return core.Result{}, s.permanent([]core.Request{req}, err)
+	}
+	if !s.closedFor(slot) { // this failure opened a breaker
+		return s.fallback(ctx, req, err, now, true)
+	}
+	if res, ok := s.memo.decideSlow(&req, now); ok {
+		s.decided(&req, outcomeOf(&res), ViaLastShared)
+		return res, nil
+	}
+	return s.fallback(ctx, req, err, now, false)
+}
+
+// settle charges the shared store, after its answer res to req, what the key's local
+// allowance spent during an outage and the shared store never saw (memo.debt), so that
+// returning to the shared store does not grant a second bucket. It adjusts res to the
+// charge. It is best effort: a charge that fails is dropped.
+func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
+	if s.cfg.modeOf(req.Policy.Name()) != Local {
+		return
+	}
+	q, err := s.degrade.policy(req.Policy)
+	if err != nil {
+		return
+	}
+	owed := min(s.memo.debt(req, res, &q, now), req.Policy.Capacity())
+	if owed <= 0 {
+		return
+	}
+	charge := core.Request{Policy: req.Policy, Key: req.Key, Cost: owed}
+	err, _ = s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error {
+		_, err := s.shared.Decide(ctx, charge)
+		return err
+	})
+	if err == nil {
+		res.Remaining = max(0, res.Remaining-owed)
+	}
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter
 // refuses the stack when it knows any member refused. Otherwise the shared store
-// decides it; when it cannot, the failure modes do, as one decision:
+// decides it; when a breaker is open, the failure modes do, as one decision:
 //
 //   - a stack with a Closed policy fails closed: an *UnavailableError naming the Closed
 //     policies, and nothing is charged anywhere;
 //   - otherwise the Local policies are decided together, all-or-nothing, in process
 //     memory, and the Open ones are unenforced: the stack is admitted when the Local
 //     ones admit it (Open policies report Unenforced), refused when they refuse it.
+//
+// A call that fails while the breakers stay closed is decided from the members' last
+// shared answers, all-or-nothing, when every one is known; else by the failure modes.
+// The stack's Cluster slot is that of its first request.
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
@@ -75,38 +117,49 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if s.preRefusesStack(reqs, results, now) {
 		return false, nil
 	}
-	cause := ErrBreakerOpen
-	if t := s.allow(now); t.allowed {
-		// The call may outlive this method (at the deadline), so it works on its own copies.
-		own := append([]core.Request(nil), reqs...)
-		buf := make([]core.Result, len(reqs))
-		var allowed bool
-		o, err := s.call(ctx, t, start, func(ctx context.Context) error {
-			var err error
-			allowed, err = s.shared.DecideStack(ctx, own, buf)
-			return err
-		})
-		switch o {
-		case succeeded:
-			copy(results, buf)
-			for i := range reqs {
-				s.pre.remember(&reqs[i], &results[i], now)
-				s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaShared)
-			}
-			return allowed, nil
-		case canceled:
-			return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), err)
-		case broken:
-			return false, s.permanent(reqs, err)
-		}
-		cause = err
+	slot := s.slots.of(&reqs[0])
+	if !s.closedFor(slot) {
+		return s.fallbackStack(ctx, reqs, results, ErrBreakerOpen, now, true)
 	}
-	return s.fallbackStack(ctx, reqs, results, cause, now)
+	// The call may outlive this method (at the deadline), so it works on its own copies.
+	own := append([]core.Request(nil), reqs...)
+	buf := make([]core.Result, len(reqs))
+	var allowed bool
+	o, err := s.call(ctx, slot, start, func(ctx context.Context) error {
+		var err error
+		allowed, err = s.shared.DecideStack(ctx, own, buf)
+		return err
+	})
+	switch o {
+	case succeeded:
+		copy(results, buf)
+		for i := range reqs {
+			s.memo.remember(&reqs[i], &results[i], now)
+			s.pre.remember(&reqs[i], &results[i], now)
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaShared)
+		}
+		return allowed, nil
+	case canceled:
+		return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), err)
+	case broken:
+		return false, s.permanent(reqs, err)
+	}
+	if !s.closedFor(slot) {
+		return s.fallbackStack(ctx, reqs, results, err, now, true)
+	}
+	if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
+		for i := range reqs {
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
+		}
+		return allowed, nil
+	}
+	return s.fallbackStack(ctx, reqs, results, err, now, false)
 }
 
 // preRefusesStack fills results and reports true when the pre-limiter knows a member
-// of the stack refused. The other members report not admitted and unspent; their
-// Remaining is unknown and reported as 0.
+// of the stack refused. The other members report not admitted and unspent, with what
+// their last shared answer left (their capacity when none is known), as a store
+// reports the members of a refused stack.
 func (s *Store) preRefusesStack(reqs []core.Request, results []core.Result, now int64) bool {
 	if s.pre == nil {
 		return false
@@ -127,48 +180,58 @@ func (s *Store) preRefusesStack(reqs []core.Request, results []core.Result, now 
 		if results[i].RetryAfter > 0 {
 			s.localRefusal(&reqs[i], &results[i])
 			s.decided(&reqs[i], OutcomeDenied, ViaPreLimit)
-		} else {
-			s.decided(&reqs[i], OutcomeUncharged, ViaPreLimit)
+			continue
 		}
+		results[i].Remaining, results[i].ResetAfter = s.memo.remaining(&reqs[i], now)
+		s.decided(&reqs[i], OutcomeUncharged, ViaPreLimit)
 	}
 	return true
 }
 
-// allow asks the breaker whether to call the shared store at now.
-func (s *Store) allow(now int64) ticket {
-	t, tr := s.breaker.allow(now)
-	s.breakerChanged(tr)
-	return t
+// closedFor reports whether the breakers let a decision of slot (-1: none) call the
+// shared store.
+func (s *Store) closedFor(slot int) bool {
+	return s.breaker.closed() && s.slots.closed(slot)
 }
 
-// call runs fn against the shared store under the deadline, with the breaker's
-// ticket t, and reports how it ended. start is the real time the decision began
-// (from instant), which the latency is measured from. It reports the call to the
-// observers (unless the caller's ctx ended it) and, when the store answered with
-// the breaker closed, ends the policies' fallbacks.
-func (s *Store) call(ctx context.Context, t ticket, start time.Time, fn func(context.Context) error) (outcome, error) {
-	err, timedOut := s.guard.run(ctx, 0, fn)
-	return s.finish(ctx, t, start, err, timedOut)
+// call runs fn against the shared store under the deadline, for a decision of slot,
+// and reports how it ended. start is the real time the decision began (from instant),
+// which the latency is measured from. It reports the call to the observers (unless the
+// caller's ctx ended it) and to the breakers.
+func (s *Store) call(ctx context.Context, slot int, start time.Time, fn func(context.Context) error) (outcome, error) {
+	d := s.deadline.get()
+	err, timedOut := s.guard.run(ctx, d, fn)
+	return s.finish(ctx, slot, start, d, err, timedOut)
 }
 
-// finish classifies how a call to the shared store ended (err, and timedOut when its
-// deadline or ctx ended it first) and reports it, for call and decideDirect.
-func (s *Store) finish(ctx context.Context, t ticket, start time.Time, err error, timedOut bool) (outcome, error) {
+// finish classifies how a call to the shared store under deadline d ended (err, and
+// timedOut when its deadline or ctx ended it first) and reports it, for call and
+// decideDirect.
+func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Duration, err error, timedOut bool) (outcome, error) {
 	end, now := s.instant()
 	latency := end.Sub(start)
 	if errors.Is(err, ErrClosed) && !timedOut {
-		s.breaker.done(t, canceled, now)
 		return canceled, err
 	}
 	o, kind := classify(ctx, err, timedOut)
 	if o == failed && kind == KindTimeout {
-		err = fmt.Errorf("%w (%v): %w", ErrTimeout, s.cfg.deadline, err)
+		err = fmt.Errorf("%w (%v): %w", ErrTimeout, d, err)
 	}
-	s.breakerChanged(s.breaker.done(t, o, now))
+	if o == succeeded {
+		s.deadline.observe(latency)
+	}
+	if tr := s.breaker.record(o, now); tr != nil {
+		s.breakerChanged(tr, -1)
+		s.wake()
+	}
+	if tr := s.slots.record(slot, o, now); tr != nil {
+		s.breakerChanged(tr, slot)
+		s.wake()
+	}
 	if o != canceled {
 		s.storeCall(latency, kind, err)
 	}
-	if (o == succeeded || o == broken) && s.breaker.current() == BreakerClosed {
+	if (o == succeeded || o == broken) && s.falls.active.Load() > 0 && !s.anyOpen() {
 		s.recovered(now)
 	}
 	return o, err

@@ -40,19 +40,19 @@ func Example() {
 	defer store.Close()
 	ctx := context.Background()
 
-	for i := 0; i < 4; i++ { // Local: the policy still holds, in process memory
-		res, _ := store.Decide(ctx, core.Request{Policy: api, Key: "ip:192.0.2.1"})
-		fmt.Println("api allowed:", res.Allowed)
+	admitted := 0
+	for i := 0; i < 12; i++ { // Local: the policy still holds, in process memory
+		if res, _ := store.Decide(ctx, core.Request{Policy: api, Key: "ip:192.0.2.1"}); res.Allowed {
+			admitted++
+		}
 	}
+	fmt.Println("api admitted:", admitted, "of 12")
+	fmt.Println("breaker:", store.Breaker()) // 12 calls, all failed: open
 	_, err = store.Decide(ctx, core.Request{Policy: login, Key: "form:username:alice"})
 	var unavailable *resilient.UnavailableError
 	fmt.Println("login unavailable:", errors.As(err, &unavailable), errors.Is(err, core.ErrStoreUnavailable))
-	fmt.Println("breaker:", store.Breaker())
 	// Output:
-	// api allowed: true
-	// api allowed: true
-	// api allowed: true
-	// api allowed: false
-	// login unavailable: true true
+	// api admitted: 3 of 12
 	// breaker: open
+	// login unavailable: true true
 }

@@ -222,6 +222,7 @@ func newRig(t testing.TB, options ...resilient.Option) *rig {
 	base := []resilient.Option{
 		resilient.WithClock(r.clock.Now), resilient.WithLocalStore(local), resilient.WithObserver(r.rec),
 		resilient.WithLogger(logger), resilient.WithDeadline(rigDeadline), resilient.WithBreaker(3, time.Second),
+		resilient.WithFailureRate(0.5, 3, time.Minute), resilient.WithRecoveryProbes(1),
 		resilient.WithStoreName("fake"),
 	}
 	r.store, err = resilient.New(r.shared, append(base, options...)...)

@@ -144,12 +144,13 @@ func TestLocalModeClampsCost(t *testing.T) {
 	}
 }
 
-// The breaker stops calling a failing store, probes it after the cooldown one call at
-// a time, and returns to shared enforcement on its own; the fallback is logged at warn
-// with its duration and reported to observers.
+// The breaker stops calling a failing store, probes it in the background after the
+// cooldown, without traffic, and returns to shared enforcement on its own; the
+// fallback is logged at warn with its duration and reported to observers.
 func TestBreakerRecovery(t *testing.T) {
 	r := newRig(t)
 	r.trip(t, perMinute5)
+	r.decide(t, perMinute5, "k") // enters Local mode
 	calls := r.shared.calls.Load()
 	for i := 0; i < 10; i++ {
 		r.decide(t, perMinute5, "k")
@@ -158,17 +159,18 @@ func TestBreakerRecovery(t *testing.T) {
 		t.Fatalf("the open breaker let %d calls through", got-calls)
 	}
 	r.clock.Advance(time.Second)
-	r.decide(t, perMinute5, "k") // the probe, which fails
+	waitFor(t, "the background probe", func() bool { return r.shared.calls.Load() == calls+1 })
+	time.Sleep(20 * time.Millisecond) // the probe's outcome is recorded after its call returns
 	if got := r.shared.calls.Load(); got != calls+1 || r.store.Breaker() != resilient.BreakerOpen {
-		t.Fatalf("probe: %d calls, breaker %v", got-calls, r.store.Breaker())
+		t.Fatalf("one failed probe: %d calls, breaker %v", got-calls, r.store.Breaker())
 	}
 	r.shared.heal()
 	r.clock.Advance(1200 * time.Millisecond)
+	waitFor(t, "recovery without traffic", func() bool {
+		return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api")
+	})
 	if res := r.decide(t, perMinute5, "fresh"); !res.Allowed || res.Unenforced {
-		t.Fatalf("probe after healing: %+v", res)
-	}
-	if r.store.Breaker() != resilient.BreakerClosed || r.store.Fallback("api") {
-		t.Fatalf("after a good probe: breaker %v, fallback %v", r.store.Breaker(), r.store.Fallback("api"))
+		t.Fatalf("after recovery: %+v", res)
 	}
 	if got := r.rec.transitions(); !slices.Equal(got, []string{"api>local", "api>shared"}) {
 		t.Fatalf("transitions %v", got)
@@ -184,6 +186,17 @@ func TestBreakerRecovery(t *testing.T) {
 	}
 	if !strings.Contains(log, "level=WARN msg=\"ratelimit: shared store back after 2.2s") {
 		t.Errorf("the recovery is not logged at warn:\n%s", log)
+	}
+}
+
+// waitFor polls cond until it holds, and fails t after 10 seconds of real time: the
+// background prober runs on real time while the test's clock is virtual.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within 10s", what)
+		}
 	}
 }
 

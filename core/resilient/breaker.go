@@ -52,10 +52,13 @@ type breakerPolicy struct {
 // Time is a parameter (nanoseconds on the store's monotonic scale), so its state
 // machine is tested without sleeping.
 //
-// Closed: the calls and failures of the last window are counted in buckets; the
-// breaker opens when the window holds at least minCalls calls and minFailures
-// failures, and failures are at least rate of the calls. One slow call among many
-// good ones is load, not failure. Open and half-open: decisions do not call the store;
+// Closed: the calls and failures of the last window are counted in buckets; when the
+// window holds at least minCalls calls and minFailures failures, and failures are at
+// least rate of the calls, the breaker asks for a confirming probe (one at a time),
+// with a longer deadline: when the store answers it, the failures were load (a
+// saturated client, a slow spell), the window starts afresh and the breaker stays
+// closed; when it does not, the breaker opens. One slow call among many good ones is
+// load, not failure. Open and half-open: decisions do not call the store;
 // only background probes do (probeDue, probed), every cooldown, and probes successful
 // probes in a row close it. A probe that fails opens it for another cooldown.
 // Outcomes of ordinary calls count only while the breaker is closed: a late answer of
@@ -69,6 +72,7 @@ type breaker struct {
 	buckets [windowBuckets]windowBucket
 
 	mu        sync.Mutex
+	suspect   bool  // closed, the window says open, a confirming probe is out
 	nextProbe int64 // ns: when the next background probe is due (open, half-open)
 	good      int   // successful probes in a row (half-open)
 	since     int64 // ns: when the breaker last left the closed state
@@ -84,10 +88,20 @@ type windowBucket struct {
 
 func newBreaker(p breakerPolicy) *breaker {
 	b := &breaker{policy: p, width: max(1, p.window/windowBuckets)}
-	for i := range b.buckets {
-		b.buckets[i].epoch.Store(-1)
-	}
+	b.clear()
 	return b
+}
+
+// noEpoch marks a bucket that counts nothing.
+const noEpoch = -1 << 62
+
+// clear empties the window.
+func (b *breaker) clear() {
+	for i := range b.buckets {
+		b.buckets[i].epoch.Store(noEpoch)
+		b.buckets[i].calls.Store(0)
+		b.buckets[i].failures.Store(0)
+	}
 }
 
 // transition is a change of a breaker's state, for logs.
@@ -101,11 +115,12 @@ type transition struct {
 // closed reports whether decisions may call the store.
 func (b *breaker) closed() bool { return BreakerState(b.state.Load()) == BreakerClosed }
 
-// record counts the outcome o of an ordinary call that ended at now, and opens the
-// breaker when the window's failure rate says so. Cancelled calls count nothing.
-func (b *breaker) record(o outcome, now int64) *transition {
+// record counts the outcome o of an ordinary call that ended at now, and reports
+// confirm when the window's failure rate asks for a confirming probe, whose outcome
+// goes to confirmed. Cancelled calls count nothing.
+func (b *breaker) record(o outcome, now int64) (confirm bool) {
 	if o == canceled || !b.closed() {
-		return nil
+		return false
 	}
 	epoch := now / b.width
 	bk := &b.buckets[epoch%windowBuckets]
@@ -120,21 +135,39 @@ func (b *breaker) record(o outcome, now int64) *transition {
 	}
 	bk.calls.Add(1)
 	if o != failed {
-		return nil
+		return false
 	}
 	bk.failures.Add(1)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.closed() {
-		return nil
+	if !b.closed() || b.suspect {
+		return false
 	}
 	calls, failures := b.window(epoch)
 	p := &b.policy
 	if calls < p.minCalls || failures < p.minFailures || float64(failures) < p.rate*float64(calls) {
+		return false
+	}
+	b.suspect = true
+	return true
+}
+
+// confirmed records the outcome of the confirming probe that record asked for at now:
+// reachable (the store answered) clears the window; anything else opens the breaker.
+func (b *breaker) confirmed(reachable bool, now int64) *transition {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.suspect = false
+	if !b.closed() {
 		return nil
 	}
+	if reachable {
+		b.clear()
+		return nil
+	}
+	calls, failures := b.window(now / b.width)
 	b.state.Store(int32(BreakerOpen))
-	b.nextProbe = now + p.cooldown
+	b.nextProbe = now + b.policy.cooldown
 	b.good = 0
 	b.since = now
 	return &transition{from: BreakerClosed, to: BreakerOpen, failures: failures, calls: calls}
@@ -194,9 +227,7 @@ func (b *breaker) probed(reachable bool, now int64) *transition {
 		}
 		return nil
 	}
-	for i := range b.buckets { // a fresh window: the outage's failures are history
-		b.buckets[i].epoch.Store(-1)
-	}
+	b.clear() // a fresh window: the outage's failures are history
 	b.good = 0
 	b.state.Store(int32(BreakerClosed))
 	return &transition{from: state, to: BreakerClosed, after: time.Duration(now - b.since)}

@@ -15,9 +15,10 @@ var testBreakerPolicy = breakerPolicy{rate: 0.5, minCalls: 4, minFailures: 2, wi
 func TestBreakerStateMachine(t *testing.T) {
 	b := newBreaker(testBreakerPolicy)
 	const (
-		record = iota // an ordinary call ended with outcome
-		due           // ask whether a probe is due; allowed is the answer
-		probe         // a probe ended: outcome succeeded (reachable) or failed
+		record  = iota // an ordinary call ended with outcome; allowed: it asks for a confirming probe
+		confirm        // the confirming probe ended: outcome succeeded (reachable) or failed
+		due            // ask whether a probe is due; allowed is the answer
+		probe          // a probe ended: outcome succeeded (reachable) or failed
 	)
 	type step struct {
 		at      int64
@@ -28,40 +29,52 @@ func TestBreakerStateMachine(t *testing.T) {
 		tr      string // the transition reported, "" for none
 	}
 	steps := []step{
-		{at: 0, kind: record, outcome: failed, want: BreakerClosed},    // 1 call: under minCalls
-		{at: 1, kind: record, outcome: failed, want: BreakerClosed},    // 2 calls
-		{at: 2, kind: record, outcome: succeeded, want: BreakerClosed}, // 3 calls
-		{at: 3, kind: record, outcome: canceled, want: BreakerClosed},  // a client that went away counts nothing
-		{at: 4, kind: due, allowed: false, want: BreakerClosed},        // no probes while closed
-		{at: 5, kind: record, outcome: succeeded, want: BreakerClosed}, // 4 calls, 2 failed: the failure decides, not the success
-		{at: 6, kind: record, outcome: broken, want: BreakerClosed},    // reachable: 5 calls
-		{at: 7, kind: record, outcome: failed, want: BreakerOpen, tr: "closed>open 3/6"},
-		{at: 8, kind: record, outcome: succeeded, want: BreakerOpen}, // a late answer changes nothing
+		{at: 0, kind: record, outcome: failed, want: BreakerClosed},                // 1 call: under minCalls
+		{at: 1, kind: record, outcome: failed, want: BreakerClosed},                // 2 calls
+		{at: 2, kind: record, outcome: succeeded, want: BreakerClosed},             // 3 calls
+		{at: 3, kind: record, outcome: canceled, want: BreakerClosed},              // a client that went away counts nothing
+		{at: 4, kind: due, allowed: false, want: BreakerClosed},                    // no probes while closed
+		{at: 5, kind: record, outcome: succeeded, want: BreakerClosed},             // 4 calls, 2 failed: the failure decides, not the success
+		{at: 6, kind: record, outcome: broken, want: BreakerClosed},                // reachable: 5 calls
+		{at: 7, kind: record, outcome: failed, allowed: true, want: BreakerClosed}, // 3/6 failed: confirm
+		{at: 8, kind: record, outcome: failed, want: BreakerClosed},                // one confirming probe at a time
+		{at: 9, kind: confirm, outcome: succeeded, want: BreakerClosed},            // it was load: a fresh window
+		{at: 10, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 11, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 12, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 13, kind: record, outcome: failed, allowed: true, want: BreakerClosed},
+		{at: 14, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"}, // an outage
+		{at: 15, kind: record, outcome: succeeded, want: BreakerOpen},                      // a late answer changes nothing
 		{at: 50, kind: due, allowed: false, want: BreakerOpen},
-		{at: 57, kind: due, allowed: true, want: BreakerOpen},  // the cooldown has passed
-		{at: 58, kind: due, allowed: false, want: BreakerOpen}, // one probe per cooldown
-		{at: 60, kind: probe, outcome: failed, want: BreakerOpen},
-		{at: 109, kind: due, allowed: false, want: BreakerOpen},
-		{at: 110, kind: due, allowed: true, want: BreakerOpen},
-		{at: 111, kind: probe, outcome: succeeded, want: BreakerHalfOpen, tr: "open>half-open"},
+		{at: 64, kind: due, allowed: true, want: BreakerOpen},  // the cooldown has passed
+		{at: 65, kind: due, allowed: false, want: BreakerOpen}, // one probe per cooldown
+		{at: 66, kind: probe, outcome: failed, want: BreakerOpen},
+		{at: 115, kind: due, allowed: false, want: BreakerOpen},
+		{at: 116, kind: due, allowed: true, want: BreakerOpen},
+		{at: 117, kind: probe, outcome: succeeded, want: BreakerHalfOpen, tr: "open>half-open"},
 		{at: 150, kind: due, allowed: false, want: BreakerHalfOpen},
-		{at: 161, kind: due, allowed: true, want: BreakerHalfOpen},
-		{at: 162, kind: probe, outcome: failed, want: BreakerOpen, tr: "half-open>open"}, // hysteresis: start again
-		{at: 212, kind: due, allowed: true, want: BreakerOpen},
-		{at: 213, kind: probe, outcome: succeeded, want: BreakerHalfOpen, tr: "open>half-open"},
-		{at: 263, kind: due, allowed: true, want: BreakerHalfOpen},
-		{at: 264, kind: probe, outcome: succeeded, want: BreakerClosed, tr: "half-open>closed after 257ns"},
+		{at: 167, kind: due, allowed: true, want: BreakerHalfOpen},
+		{at: 168, kind: probe, outcome: failed, want: BreakerOpen, tr: "half-open>open"}, // hysteresis: start again
+		{at: 218, kind: due, allowed: true, want: BreakerOpen},
+		{at: 219, kind: probe, outcome: succeeded, want: BreakerHalfOpen, tr: "open>half-open"},
+		{at: 269, kind: due, allowed: true, want: BreakerHalfOpen},
+		{at: 270, kind: probe, outcome: succeeded, want: BreakerClosed, tr: "half-open>closed after 256ns"},
 		// a fresh window: the outage's failures are forgotten
-		{at: 265, kind: record, outcome: failed, want: BreakerClosed},
-		{at: 266, kind: record, outcome: failed, want: BreakerClosed},
-		{at: 267, kind: record, outcome: failed, want: BreakerClosed}, // 3 calls: under minCalls
-		{at: 268, kind: record, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"},
+		{at: 271, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 272, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 273, kind: record, outcome: failed, want: BreakerClosed}, // 3 calls: under minCalls
+		{at: 274, kind: record, outcome: failed, allowed: true, want: BreakerClosed},
+		{at: 275, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"},
 	}
 	for i, s := range steps {
 		var tr *transition
 		switch s.kind {
 		case record:
-			tr = b.record(s.outcome, s.at)
+			if got := b.record(s.outcome, s.at); got != s.allowed {
+				t.Fatalf("step %d at %d: record asks for a confirming probe: %v, want %v", i, s.at, got, s.allowed)
+			}
+		case confirm:
+			tr = b.confirmed(s.outcome == succeeded, s.at)
 		case due:
 			if got := b.probeDue(s.at); got != s.allowed {
 				t.Fatalf("step %d at %d: probeDue = %v, want %v", i, s.at, got, s.allowed)
@@ -102,22 +115,22 @@ func TestBreakerFailureRateOverWindow(t *testing.T) {
 		if at%4 == 0 {
 			o = failed
 		}
-		if tr := b.record(o, at); tr != nil {
-			t.Fatalf("at %d: 25%% failures opened the breaker: %s", at, describe(tr))
+		if b.record(o, at) {
+			t.Fatalf("at %d: 25%% failures asked for a confirming probe", at)
 		}
 	}
 	b = newBreaker(breakerPolicy{rate: 0.5, minCalls: 10, minFailures: 3, window: 1000, cooldown: 50, probes: 1})
 	for at := int64(0); at < 9; at++ { // 9 failures, then a window later
-		b.record(failed, at*200)
+		if b.record(failed, at*200) {
+			t.Fatalf("9 failures spread over 1.6 windows asked for a confirming probe (the window holds at most 6)")
+		}
 	}
-	if b.current() != BreakerClosed {
-		t.Fatalf("9 failures spread over 1.6 windows opened the breaker (the window holds at most 6)")
-	}
+	asked := false
 	for at := int64(2000); at < 2010; at++ {
-		b.record(failed, at)
+		asked = b.record(failed, at) || asked
 	}
-	if b.current() != BreakerOpen {
-		t.Fatal("10 failures in a row within a window did not open it")
+	if !asked {
+		t.Fatal("10 failures in a row within a window did not ask for a confirming probe")
 	}
 }
 
@@ -128,6 +141,7 @@ func TestBreakerRetryAfter(t *testing.T) {
 		t.Fatalf("closed: %v", got)
 	}
 	b.record(failed, 0)
+	b.confirmed(false, 0)
 	if got := b.retryAfter(int64(30 * time.Millisecond)); got != 70*time.Millisecond {
 		t.Fatalf("open, 30ms in: %v, want 70ms", got)
 	}

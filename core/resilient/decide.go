@@ -14,8 +14,8 @@ import (
 // deadline, unless a breaker (the store's, or that of the key's Cluster slot) is open,
 // in which case the policy's failure mode decides (see Mode). A call that fails while
 // the breakers stay closed (one slow call under load) does not send the policy to its
-// failure mode: the key's last shared answer decides it, without refill, and the
-// failure mode only when no answer is known. A cancelled or expired ctx is returned as
+// failure mode: the key's last shared answer decides it, without refill, and
+// unknownSlow when none is known. A cancelled or expired ctx is returned as
 // an error wrapping ctx.Err() and is not a store failure. A permanent store error is
 // returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
@@ -64,13 +64,31 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		s.decided(&req, outcomeOf(&res), ViaLastShared)
 		return res, nil
 	}
-	return s.fallback(ctx, req, err, now, false)
+	return s.unknownSlow(ctx, req, err, now)
 }
 
-// settle charges the shared store, after its answer res to req, what the key's local
-// allowance spent during an outage and the shared store never saw (memo.debt), so that
-// returning to the shared store does not grant a second bucket. It adjusts res to the
-// charge. It is best effort: a charge that fails is dropped.
+// unknownSlow decides req, whose call failed while the breakers stayed closed,
+// when no shared answer is known for its key: an Open policy admits it unenforced, a
+// Closed one refuses it as unavailable, and a Local one refuses it with a Retry-After
+// of the deadline's ceiling. Local mode's share of a key the store never answered for
+// is for outages; while the store is only slow, nothing is known, and many instances
+// each granting a share would over-grant together.
+func (s *Store) unknownSlow(ctx context.Context, req core.Request, cause error, now int64) (core.Result, error) {
+	if s.cfg.modeOf(req.Policy.Name()) != Local {
+		return s.fallback(ctx, req, cause, now, false)
+	}
+	res := core.Result{Policy: req.Policy.Name(), Limit: req.Policy.Capacity(), RetryAfter: s.deadline.ceiling}
+	s.decided(&req, OutcomeDenied, ViaLastShared)
+	return res, nil
+}
+
+// settle settles, after the shared store admitted req with res, what the key's local
+// allowance admitted during an outage and the shared store never saw (memo.debt), so
+// that returning to the shared store grants no second bucket: it refuses req when the
+// allowance cannot pay for it, and charges the shared store the difference. A charge
+// the shared store refuses (concurrent decisions spent some of it) is retried at what
+// the refusal says is left. The settlement ends once a charge lands (or nothing is
+// owed); a charge that fails is retried by the key's next admission.
 func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
 	if s.cfg.modeOf(req.Policy.Name()) != Local {
 		return
@@ -79,18 +97,31 @@ func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result,
 	if err != nil {
 		return
 	}
-	owed := min(s.memo.debt(req, res, &q, now), req.Policy.Capacity())
-	if owed <= 0 {
-		return
+	owed, refuse := s.memo.debt(req, res, &q, now)
+	if refuse {
+		res.Allowed = false
+		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
 	}
-	charge := core.Request{Policy: req.Policy, Key: req.Key, Cost: owed}
-	err, _ = s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error {
-		_, err := s.shared.Decide(ctx, charge)
-		return err
-	})
-	if err == nil {
-		res.Remaining = max(0, res.Remaining-owed)
+	owed = min(owed, req.Policy.Capacity())
+	for attempt := 0; owed > 0 && attempt < 3; attempt++ {
+		charge := core.Request{Policy: req.Policy, Key: req.Key, Cost: owed}
+		var answer core.Result
+		err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error {
+			var err error
+			answer, err = s.shared.Decide(ctx, charge)
+			return err
+		})
+		if err != nil {
+			return
+		}
+		if answer.Allowed {
+			res.Remaining = max(0, res.Remaining-owed)
+			break
+		}
+		owed = min(owed, answer.Remaining) // charge what is left
+		res.Remaining = 0
 	}
+	s.memo.settled(req, now)
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter
@@ -199,7 +230,12 @@ func (s *Store) closedFor(slot int) bool {
 // which the latency is measured from. It reports the call to the observers (unless the
 // caller's ctx ended it) and to the breakers.
 func (s *Store) call(ctx context.Context, slot int, start time.Time, fn func(context.Context) error) (outcome, error) {
-	d := s.deadline.get()
+	return s.callWithin(ctx, slot, start, s.deadline.get(), fn)
+}
+
+// callWithin is call with the deadline d. fn must write only to memory that the
+// caller reads after it succeeded (see guard.run).
+func (s *Store) callWithin(ctx context.Context, slot int, start time.Time, d time.Duration, fn func(context.Context) error) (outcome, error) {
 	err, timedOut := s.guard.run(ctx, d, fn)
 	return s.finish(ctx, slot, start, d, err, timedOut)
 }
@@ -220,13 +256,15 @@ func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Du
 	if o == succeeded {
 		s.deadline.observe(latency)
 	}
-	if tr := s.breaker.record(o, now); tr != nil {
-		s.breakerChanged(tr, -1)
-		s.wake()
+	counted := o
+	if o == failed && kind == KindTimeout && late(latency, d) {
+		counted = canceled // the client was late, not the store: load, not failure
 	}
-	if tr := s.slots.record(slot, o, now); tr != nil {
-		s.breakerChanged(tr, slot)
-		s.wake()
+	if s.breaker.record(counted, now) {
+		s.confirm(s.breaker, -1)
+	}
+	if b := s.slots.record(slot, counted, now); b != nil {
+		s.confirm(b, slot)
 	}
 	if o != canceled {
 		s.storeCall(latency, kind, err)
@@ -235,6 +273,15 @@ func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Du
 		s.recovered(now)
 	}
 	return o, err
+}
+
+// late reports whether a call that timed out under deadline d after latency was
+// noticed late: its goroutine ran well after the deadline fired, because the client's
+// CPU is saturated. Such a timeout says nothing about the store (its answer may have
+// been waiting in the socket), so it does not count toward the breakers; the call is
+// still decided as a slow one.
+func late(latency, d time.Duration) bool {
+	return latency-d > max(10*time.Millisecond, d/4)
 }
 
 // permanent reports a permanent error loudly and returns it, wrapping ErrPermanent.

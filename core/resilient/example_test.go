@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
@@ -40,19 +41,22 @@ func Example() {
 	defer store.Close()
 	ctx := context.Background()
 
-	admitted := 0
-	for i := 0; i < 12; i++ { // Local: the policy still holds, in process memory
-		if res, _ := store.Decide(ctx, core.Request{Policy: api, Key: "ip:192.0.2.1"}); res.Allowed {
-			admitted++
-		}
+	// The failed calls open the circuit breaker once a probe confirms the outage.
+	for store.Breaker() != resilient.BreakerOpen {
+		store.Decide(ctx, core.Request{Policy: api, Key: "ip:192.0.2.99"})
+		time.Sleep(time.Millisecond)
 	}
-	fmt.Println("api admitted:", admitted, "of 12")
-	fmt.Println("breaker:", store.Breaker()) // 12 calls, all failed: open
+	for i := 0; i < 4; i++ { // Local: the policy still holds, in process memory
+		res, _ := store.Decide(ctx, core.Request{Policy: api, Key: "ip:192.0.2.1"})
+		fmt.Println("api allowed:", res.Allowed)
+	}
 	_, err = store.Decide(ctx, core.Request{Policy: login, Key: "form:username:alice"})
 	var unavailable *resilient.UnavailableError
 	fmt.Println("login unavailable:", errors.As(err, &unavailable), errors.Is(err, core.ErrStoreUnavailable))
 	// Output:
-	// api admitted: 3 of 12
-	// breaker: open
+	// api allowed: true
+	// api allowed: true
+	// api allowed: true
+	// api allowed: false
 	// login unavailable: true true
 }

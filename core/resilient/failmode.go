@@ -55,13 +55,14 @@ func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, n
 	if req.Policy.Algorithm() == core.Concurrency {
 		return lreq, nil
 	}
-	key, spend := s.memo.localKey(req, q, now)
-	lreq.Key = key
-	if spend > 0 {
-		if _, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: key, Cost: min(spend, q.Capacity())}); err != nil {
-			return core.Request{}, err
-		}
+	key, err := s.memo.localKey(req, q, now, func(key string, cost int64) error {
+		_, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: key, Cost: cost})
+		return err
+	})
+	if err != nil {
+		return core.Request{}, err
 	}
+	lreq.Key = key
 	return lreq, nil
 }
 

@@ -153,6 +153,8 @@ func TestRedisRecoveryTwoReplicas(t *testing.T) {
 			if err := f.inject(srv); err != nil {
 				t.Fatal(err)
 			}
+			openBreaker(t, a.store)
+			openBreaker(t, b.store)
 			// Degraded: each replica enforces half of the limit on its own.
 			admitted := 0
 			for i := 0; i < 20; i++ {

@@ -55,6 +55,7 @@ type memoEntry struct {
 	gen            uint64 // the local allowance's number; 0: none
 	seededFrom     int64  // at of the answer the local allowance was seeded from
 	localRemaining int64  // Remaining of the last local decision
+	localAt        int64  // ns: when the last local decision was taken
 	localUntil     int64  // ns: when the local allowance fully recovers
 }
 
@@ -214,42 +215,45 @@ func (m *memo) remaining(req *core.Request, now int64) (int64, time.Duration) {
 }
 
 // localKey is the local store's key for req's local allowance on the degraded policy
-// q at now, and how much to spend from a fresh allowance first (0: the allowance
-// exists). A new allowance starts from the last shared answer, scaled from the policy
-// to q (the replica's share), or at q's capacity when no answer is known (the
-// replica's share, the conservative assumption without information), or when the
-// answer's ResetAfter has passed. A live allowance is kept, unless a newer shared
-// answer leaves less than it: the allowance only ever goes down to what the shared
-// store says, never up.
-func (m *memo) localKey(req *core.Request, q *core.Policy, now int64) (string, int64) {
+// q at now. A new allowance is spent down to its start by spend (called with the
+// memo's lock held, so that no decision sees it full; spend must not call the memo).
+// It starts from the last shared answer, scaled from the policy to q (the replica's
+// share), or at q's capacity when no answer is known (the replica's share, the
+// conservative assumption without information) or when the answer's ResetAfter has
+// passed. A live allowance is kept, unless a newer shared answer leaves less than it:
+// the allowance only ever goes down to what the shared store says, never up.
+func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func(key string, cost int64) error) (string, error) {
 	k := preKey{req.Policy.ID(), req.Key}
 	sh := m.shard(k)
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
-		sh.mu.Unlock()
-		return localKeyName(req.Key, 0), 0 // not remembered: the replica's share, on the plain key
+		return localKeyName(req.Key, 0), nil // not remembered: the replica's share, on the plain key
 	}
 	capQ := q.Capacity()
 	target := capQ
 	if e.known {
 		target = min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
 	}
-	seed := e.gen == 0 || now >= e.localUntil || e.at > e.seededFrom && target < e.localRemaining
-	spend := int64(0)
-	if seed {
-		e.gen = m.gen.Add(1)
-		e.seededFrom = e.at
-		e.localRemaining = target
-		e.localUntil = max(e.localUntil, now+1)
-		spend = capQ - target
-		sh.entries[k] = e
-		if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
-			sh.earliest = x
+	if e.gen != 0 && now < e.localUntil && !(e.at > e.seededFrom && target < e.leftAt(capQ, now)) {
+		return localKeyName(req.Key, e.gen), nil
+	}
+	e.gen = m.gen.Add(1)
+	key := localKeyName(req.Key, e.gen)
+	if target < capQ {
+		if err := spend(key, capQ-target); err != nil {
+			return "", err
 		}
 	}
-	sh.mu.Unlock()
-	return localKeyName(req.Key, e.gen), spend
+	e.seededFrom = e.at
+	e.localRemaining, e.localAt = target, now
+	e.localUntil = max(e.localUntil, now+1)
+	sh.entries[k] = e
+	if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
+		sh.earliest = x
+	}
+	return key, nil
 }
 
 // localDecided records the local store's result res for req at now.
@@ -262,18 +266,21 @@ func (m *memo) localDecided(req *core.Request, res *core.Result, now int64) {
 	if !ok || e.gen == 0 {
 		return
 	}
-	e.localRemaining = res.Remaining
+	e.localRemaining, e.localAt = res.Remaining, now
 	e.localUntil = max(e.localUntil, now+int64(res.ResetAfter))
 	sh.entries[k] = e
 }
 
-// debt is what to charge the shared store for req at now, after its answer res, so
-// that it forgets none of the local admissions of an outage: its Remaining less what
-// the key's local allowance (still recovering) leaves, scaled back from the degraded
-// policy q. It is reported once per allowance; 0 when nothing is owed.
-func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int64) int64 {
+// debt settles an outage's local admissions with the shared store, after the shared
+// store admitted req with res at now, until settled is called: the shared store
+// never saw those admissions, so it may hold more than the key's local allowance
+// (still recovering) has left. When the allowance cannot pay for req, req is refused
+// (refuse); owed is what to charge the shared store on top of req so that it holds
+// no more than the allowance leaves, scaled back from the degraded policy q. Both are
+// zero when nothing is owed.
+func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int64) (owed int64, refuse bool) {
 	if req.Policy.Algorithm() == core.Concurrency || !res.Allowed {
-		return 0
+		return 0, false
 	}
 	k := preKey{req.Policy.ID(), req.Key}
 	sh := m.shard(k)
@@ -281,12 +288,45 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok || e.gen == 0 || now >= e.localUntil {
-		return 0
+		return 0, false
 	}
-	e.localUntil = now // settled: the next outage seeds from the shared store's answers
+	capP, capQ := req.Policy.Capacity(), max(1, q.Capacity())
+	left := e.leftAt(capQ, now) * capP / capQ
+	cost := req.EffectiveCost()
+	if left < cost {
+		owed, refuse = max(0, res.Remaining-left), true
+	} else {
+		left -= cost
+		owed = max(0, res.Remaining-left)
+	}
+	// Until the charge lands, concurrent decisions of the key pay from what is left.
+	e.localRemaining, e.localAt = left*capQ/capP, now
 	sh.entries[k] = e
-	left := e.localRemaining * req.Policy.Capacity() / max(1, q.Capacity())
-	return max(0, res.Remaining-left)
+	return owed, refuse
+}
+
+// settled ends the settlement of req's local allowance at now: the next outage seeds
+// from the shared store's answers.
+func (m *memo) settled(req *core.Request, now int64) {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	if e, ok := sh.entries[k]; ok && e.localUntil > now {
+		e.localUntil = now
+		sh.entries[k] = e
+	}
+	sh.mu.Unlock()
+}
+
+// leftAt is what the local allowance of capacity capQ holds at now: its last
+// Remaining, recovering linearly to capQ by localUntil (exact for the bucket
+// algorithms, which recover at a constant rate; an estimate for windows).
+func (e *memoEntry) leftAt(capQ, now int64) int64 {
+	if now >= e.localUntil || e.localUntil <= e.localAt {
+		return capQ
+	}
+	gained := (capQ - e.localRemaining) * (now - e.localAt) / (e.localUntil - e.localAt)
+	return min(capQ, e.localRemaining+max(0, gained))
 }
 
 // localKeyName is the local store's key of allowance gen of key: the key itself for

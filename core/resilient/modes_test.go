@@ -41,6 +41,10 @@ func TestOpenModeAdmitsUnenforced(t *testing.T) {
 			t.Fatalf("decision %d: %+v, want admitted unenforced", i+1, res)
 		}
 	}
+	waitFor(t, "the breaker to open", func() bool { return r.store.Breaker() == resilient.BreakerOpen })
+	if res := r.decide(t, perMinute5, "ip:192.0.2.1"); !res.Allowed || !res.Unenforced {
+		t.Fatalf("with the breaker open: %+v, want admitted unenforced", res)
+	}
 	if !r.store.Fallback("api") || !slices.Equal(r.rec.transitions(), []string{"api>open"}) {
 		t.Fatalf("fallback %v, transitions %v", r.store.Fallback("api"), r.rec.transitions())
 	}
@@ -54,13 +58,15 @@ func TestClosedModeRefusesUnavailable(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		_, err := r.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "ip:192.0.2.1"})
 		var unavailable *resilient.UnavailableError
-		if !errors.As(err, &unavailable) || !errors.Is(err, core.ErrStoreUnavailable) || !errors.Is(err, errDown) {
+		// the cause: the store's error, or the open breaker once the failures opened it
+		if !errors.As(err, &unavailable) || !errors.Is(err, core.ErrStoreUnavailable) || !errors.Is(err, errDown) && !errors.Is(err, resilient.ErrBreakerOpen) {
 			t.Fatalf("decision %d: %v, want an UnavailableError wrapping ErrStoreUnavailable and the cause", i+1, err)
 		}
 		if unavailable.RetryAfter != time.Second || !slices.Equal(unavailable.Policies, []string{"api"}) {
 			t.Fatalf("decision %d: %+v", i+1, unavailable)
 		}
 	}
+	waitFor(t, "the breaker to open", func() bool { return r.store.Breaker() == resilient.BreakerOpen })
 	r.clock.Advance(400 * time.Millisecond)
 	_, err := r.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "ip:192.0.2.1"})
 	var unavailable *resilient.UnavailableError
@@ -111,7 +117,7 @@ func TestLocalModeDegrade(t *testing.T) {
 		return core.MustPolicy(p.Name(), p.Algorithm(), core.Rate{Limit: 2, Period: p.Period()})
 	}
 	r := newRig(t, resilient.WithDegrade(half))
-	r.shared.fail(errDown)
+	r.trip(t, perMinute5)
 	admitted := 0
 	for i := 0; i < 10; i++ {
 		if r.decide(t, perMinute5, "k").Allowed {
@@ -124,7 +130,7 @@ func TestLocalModeDegrade(t *testing.T) {
 	bad := newRig(t, resilient.WithDegrade(func(p core.Policy) core.Policy {
 		return core.MustPolicy("other", p.Algorithm(), p.Rate())
 	}))
-	bad.shared.fail(errDown)
+	bad.trip(t, perMinute5)
 	if _, err := bad.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "k"}); !errors.Is(err, core.ErrInvalidPolicy) || !strings.Contains(err.Error(), `"api"`) {
 		t.Fatalf("renaming degrade: %v", err)
 	}
@@ -134,7 +140,7 @@ func TestLocalModeDegrade(t *testing.T) {
 func TestLocalModeClampsCost(t *testing.T) {
 	p := core.MustPolicy("report", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 	r := newRig(t, resilient.WithReplicas(8)) // burst 20/8 = 2 locally
-	r.shared.fail(errDown)
+	r.trip(t, p)
 	res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Cost: 5})
 	if err != nil || !res.Allowed || res.Limit != 2 || res.Remaining != 0 {
 		t.Fatalf("cost 5 on a local burst of 2: %+v %v, want admitted, spending all", res, err)

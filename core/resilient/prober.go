@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ var probePolicy = core.MustPolicy("ratelimit-probe", core.GCRA, core.PerSecond(1
 type prober struct {
 	running atomic.Bool
 	stop    chan struct{}
+	mu      sync.Mutex // orders wg.Add before Close's wg.Wait
 	wg      sync.WaitGroup
 }
 
@@ -30,7 +32,9 @@ func newProber() *prober { return &prober{stop: make(chan struct{})} }
 // wake starts the prober's goroutine unless it runs. Requires that s is not closed.
 func (s *Store) wake() {
 	p := s.prober
-	if !p.running.CompareAndSwap(false, true) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.closed.Load() || !p.running.CompareAndSwap(false, true) {
 		return
 	}
 	p.wg.Add(1)
@@ -56,7 +60,9 @@ func (s *Store) wake() {
 
 // stopProber stops the prober and waits for it.
 func (s *Store) stopProber() {
+	s.prober.mu.Lock() // s.closed is set: no goroutine starts after this
 	close(s.prober.stop)
+	s.prober.mu.Unlock()
 	s.prober.wg.Wait()
 }
 
@@ -88,10 +94,73 @@ func (s *Store) probeDue() bool {
 	return s.anyOpen()
 }
 
+// confirmMultiple is the deadline of a confirming probe, in ceilings of the adaptive
+// deadline: generous, because it decides between load and an outage.
+const confirmMultiple = 2
+
+// confirm sends, in the background, the probe that decides whether b (slot's breaker,
+// or the store's for -1) opens: its failures were an outage when the shared store does
+// not answer it within confirmMultiple ceilings of the deadline, load when it does.
+func (s *Store) confirm(b *breaker, slot int) {
+	p := s.prober
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.closed.Load() {
+		b.confirmed(true, s.now())
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		key := CheckKey
+		if slot >= 0 {
+			var ok bool
+			if key, ok = s.slots.probeKey(slot, probePolicy); !ok {
+				b.confirmed(true, s.now())
+				return
+			}
+		}
+		reachable, ok := s.probeCall(key, confirmMultiple*s.deadline.ceiling)
+		if !ok {
+			b.confirmed(true, s.now())
+			return
+		}
+		if tr := b.confirmed(reachable, s.now()); tr != nil {
+			if slot >= 0 {
+				s.slots.opened(slot)
+			}
+			s.breakerChanged(tr, slot)
+			s.wake()
+		}
+	}()
+}
+
 // probe decides one request of the probe policy on key with the shared store, under
 // the deadline's ceiling, and reports its outcome to b (slot's breaker, or the
 // store's for -1).
 func (s *Store) probe(b *breaker, slot int, key string) {
+	reachable, ok := s.probeCall(key, s.deadline.ceiling)
+	if !ok {
+		return
+	}
+	now := s.now()
+	tr := b.probed(reachable, now)
+	s.breakerChanged(tr, slot)
+	if tr != nil && tr.to == BreakerClosed {
+		if slot >= 0 {
+			s.slots.closedSlot(slot)
+		}
+		if !s.anyOpen() {
+			s.recovered(now)
+		}
+	}
+}
+
+// probeCall decides one request of the probe policy on key with the shared store
+// within d, reports the call to the observers, and reports whether the store answered;
+// ok is false when Close cancelled it, or when it timed out late (see late): the
+// client was too busy to tell.
+func (s *Store) probeCall(key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -103,24 +172,15 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 		}
 	}()
 	start := time.Now()
-	err, timedOut := s.guard.run(ctx, s.deadline.ceiling, func(ctx context.Context) error {
+	err, timedOut := s.guard.run(ctx, d, func(ctx context.Context) error {
 		_, err := s.shared.Decide(ctx, req)
 		return err
 	})
 	o, kind := classify(ctx, err, timedOut)
-	if o == canceled {
-		return
+	if o == canceled || errors.Is(err, ErrClosed) {
+		return false, false
 	}
-	s.storeCall(time.Since(start), kind, err)
-	now := s.now()
-	tr := b.probed(o == succeeded || o == broken, now)
-	s.breakerChanged(tr, slot)
-	if tr != nil && tr.to == BreakerClosed {
-		if slot >= 0 {
-			s.slots.closedSlot(slot)
-		}
-		if !s.anyOpen() {
-			s.recovered(now)
-		}
-	}
+	latency := time.Since(start)
+	s.storeCall(latency, kind, err)
+	return o == succeeded || o == broken, !(o == failed && kind == KindTimeout && late(latency, d))
 }

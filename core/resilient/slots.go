@@ -64,8 +64,8 @@ func (sb *slotBreakers) closed(slot int) bool {
 }
 
 // record counts a call's outcome o for slot at now; a failure creates the slot's
-// breaker. It returns a transition, when the breaker opened.
-func (sb *slotBreakers) record(slot int, o outcome, now int64) *transition {
+// breaker. It returns the slot's breaker when it asks for a confirming probe.
+func (sb *slotBreakers) record(slot int, o outcome, now int64) *breaker {
 	if sb == nil || slot < 0 {
 		return nil
 	}
@@ -79,14 +79,18 @@ func (sb *slotBreakers) record(slot int, o outcome, now int64) *transition {
 			b = sb.breakers[slot].Load()
 		}
 	}
-	tr := b.record(o, now)
-	if tr != nil {
-		sb.mu.Lock()
-		sb.open[slot] = struct{}{}
-		sb.notClosed.Store(int64(len(sb.open)))
-		sb.mu.Unlock()
+	if b.record(o, now) {
+		return b
 	}
-	return tr
+	return nil
+}
+
+// opened records that slot's breaker opened.
+func (sb *slotBreakers) opened(slot int) {
+	sb.mu.Lock()
+	sb.open[slot] = struct{}{}
+	sb.notClosed.Store(int64(len(sb.open)))
+	sb.mu.Unlock()
 }
 
 // closedSlot forgets slot as open.

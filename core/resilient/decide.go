@@ -13,9 +13,10 @@ import (
 // until its Retry-After has passed; otherwise the shared store decides, within the
 // deadline, unless a breaker (the store's, or that of the key's Cluster slot) is open,
 // in which case the policy's failure mode decides (see Mode). A call that fails while
-// the breakers stay closed (one slow call under load) does not send the policy to its
-// failure mode: the key's last shared answer decides it, without refill, and
-// unknownSlow when none is known. A cancelled or expired ctx is returned as
+// the breakers stay closed (one slow call under load) is not an outage and no
+// transition: a Local policy is decided from the key's last shared answer, without
+// refill (unknownSlow when none is known), an Open one is admitted unenforced and a
+// Closed one refused as unavailable, as their modes promise. A cancelled or expired ctx is returned as
 // an error wrapping ctx.Err() and is not a store failure. A permanent store error is
 // returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
@@ -59,6 +60,10 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	}
 	if !s.closedFor(slot) { // this failure opened a breaker
 		return s.fallback(ctx, req, err, now, true)
+	}
+	// Open and Closed keep their promise; concurrency leases are not continued.
+	if s.cfg.modeOf(req.Policy.Name()) != Local || req.Policy.Algorithm() == core.Concurrency {
+		return s.fallback(ctx, req, err, now, false)
 	}
 	if res, ok := s.memo.decideSlow(&req, now); ok {
 		s.decided(&req, outcomeOf(&res), ViaLastShared)
@@ -134,8 +139,9 @@ func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result,
 //     memory, and the Open ones are unenforced: the stack is admitted when the Local
 //     ones admit it (Open policies report Unenforced), refused when they refuse it.
 //
-// A call that fails while the breakers stay closed is decided from the members' last
-// shared answers, all-or-nothing, when every one is known; else by the failure modes.
+// A call that fails while the breakers stay closed is decided, for a stack of Local
+// policies, from the members' last shared answers, all-or-nothing, when every one is
+// known; else by the failure modes, without a transition.
 // The stack's Cluster slot is that of its first request.
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
@@ -178,6 +184,9 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if !s.closedFor(slot) {
 		return s.fallbackStack(ctx, reqs, results, err, now, true)
 	}
+	if !s.allLocal(reqs) {
+		return s.fallbackStack(ctx, reqs, results, err, now, false)
+	}
 	if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
 		for i := range reqs {
 			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
@@ -185,6 +194,16 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		return allowed, nil
 	}
 	return s.fallbackStack(ctx, reqs, results, err, now, false)
+}
+
+// allLocal reports whether every policy of reqs is in Local mode.
+func (s *Store) allLocal(reqs []core.Request) bool {
+	for i := range reqs {
+		if s.cfg.modeOf(reqs[i].Policy.Name()) != Local {
+			return false
+		}
+	}
+	return true
 }
 
 // preRefusesStack fills results and reports true when the pre-limiter knows a member

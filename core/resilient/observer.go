@@ -67,8 +67,9 @@ const (
 	ViaOpen Via = "open"
 	// ViaClosed: the Closed mode (refused as unavailable).
 	ViaClosed Via = "closed"
-	// ViaLastShared: the key's last shared answer, without refill, for a call that
-	// failed while the breaker stayed closed (a slow call under load).
+	// ViaLastShared: the key's last shared answer, without refill, for a Local
+	// policy's call that failed while the breaker stayed closed (a slow call under
+	// load); also a refusal of such a call for a key with no answer.
 	ViaLastShared Via = "last-shared"
 )
 

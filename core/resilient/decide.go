@@ -300,7 +300,7 @@ func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Du
 // been waiting in the socket), so it does not count toward the breakers; the call is
 // still decided as a slow one.
 func late(latency, d time.Duration) bool {
-	return latency-d > max(10*time.Millisecond, d/4)
+	return latency-d > max(2*time.Millisecond, d/20)
 }
 
 // permanent reports a permanent error loudly and returns it, wrapping ErrPermanent.

@@ -81,7 +81,7 @@ func TestLocalModeEnforcesInProcess(t *testing.T) {
 		replicas, admitted int
 	}{{1, 5}, {2, 2}, {5, 1}, {10, 1}} {
 		r := newRig(t, resilient.WithReplicas(tt.replicas))
-		r.shared.fail(errDown)
+		r.trip(t, perMinute5)
 		admitted := 0
 		for i := 0; i < 20; i++ {
 			res := r.decide(t, perMinute5, "ip:192.0.2.1")

@@ -103,4 +103,14 @@
 // By default the scripts read Redis TIME, so the replicas' clocks do not matter.
 // WithClock uses the caller's clock instead, which the simulator needs to replay traces.
 // Timestamps never move backwards, as in core: a clock that goes back mints nothing.
+//
+// # Without resilient
+//
+// Used on its own, the store fails every decision while Redis is down: each one
+// returns an error wrapping core.ErrStoreUnavailable after at most about 250ms (with
+// Dial's client), and the HTTP middleware answers 503 with Retry-After, for every
+// request, until Redis answers again. Nothing is admitted unenforced, and nothing is
+// decided either. To keep enforcing limits through an outage (a failure mode per
+// policy, local decisions that continue from Redis's last answers, recovery in the
+// background), wrap the store in core/resilient, with core/prommetrics attached.
 package redisstore

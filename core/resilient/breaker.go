@@ -6,19 +6,19 @@ import (
 	"time"
 )
 
-// BreakerState is the state of the circuit breaker in front of the shared store.
+// BreakerState is the state of a circuit breaker in front of the shared store.
 type BreakerState int32
 
 // The breaker's states.
 const (
 	// BreakerClosed: every decision calls the shared store (the healthy state).
 	BreakerClosed BreakerState = iota
-	// BreakerOpen: the shared store failed repeatedly; decisions go to the failure
-	// modes without calling it until the cooldown has passed.
+	// BreakerOpen: too many calls failed over the window; decisions go to the failure
+	// modes without calling the shared store, and a background probe tries it again
+	// after the cooldown.
 	BreakerOpen
-	// BreakerHalfOpen: the cooldown has passed; one decision at a time is sent to the
-	// shared store as a probe, the others go to the failure modes. A probe that
-	// succeeds closes the breaker; one that fails opens it for another cooldown.
+	// BreakerHalfOpen: a background probe succeeded, but fewer times in a row than
+	// recovery needs (the hysteresis); decisions still go to the failure modes.
 	BreakerHalfOpen
 )
 
@@ -35,139 +35,213 @@ func (s BreakerState) String() string {
 	return "unknown"
 }
 
-// breaker is a circuit breaker over the shared store. Time is a parameter (nanoseconds
-// on the store's monotonic scale), so its state machine is tested without sleeping.
+// windowBuckets splits the breaker's window into this many buckets.
+const windowBuckets = 10
+
+// breakerPolicy is what opens and closes a breaker.
+type breakerPolicy struct {
+	rate        float64 // failed/calls over the window at or above which it opens
+	minCalls    int64   // calls the window must hold before it can open
+	minFailures int64   // failures the window must hold before it can open
+	window      int64   // ns
+	cooldown    int64   // ns: from opening (or a failed probe) to the next probe
+	probes      int     // successful probes in a row that close it
+}
+
+// breaker is a circuit breaker over the shared store, or over one Cluster slot of it.
+// Time is a parameter (nanoseconds on the store's monotonic scale), so its state
+// machine is tested without sleeping.
 //
-// Closed: failures in a row are counted; threshold of them open it. Open: nothing is
-// allowed until openUntil; then the first caller becomes the probe (half-open). Half
-// open: one probe at a time; the probe's success closes it, its failure opens it again,
-// its cancellation (the caller went away) frees the slot for the next caller. Outcomes
-// of calls that were not probes change nothing unless the breaker is closed: a late
-// answer of a call sent before the breaker opened says nothing about now.
+// Closed: the calls and failures of the last window are counted in buckets; when the
+// window holds at least minCalls calls and minFailures failures, and failures are at
+// least rate of the calls, the breaker asks for a confirming probe (one at a time),
+// with a longer deadline: when the store answers it, the failures were load (a
+// saturated client, a slow spell), the window starts afresh and the breaker stays
+// closed; when it does not, the breaker opens. One slow call among many good ones is
+// load, not failure. Open and half-open: decisions do not call the store;
+// only background probes do (probeDue, probed), every cooldown, and probes successful
+// probes in a row close it. A probe that fails opens it for another cooldown.
+// Outcomes of ordinary calls count only while the breaker is closed: a late answer of
+// a call sent before it opened says nothing about now.
 type breaker struct {
-	threshold int
-	cooldown  int64 // ns
+	policy breakerPolicy
+	width  int64 // ns per bucket
 
 	state atomic.Int32 // BreakerState; written under mu, read without it on the fast path
 
+	buckets [windowBuckets]windowBucket
+
 	mu        sync.Mutex
-	failures  atomic.Int32 // failures in a row while closed; written under mu
-	openUntil int64        // ns: when an open breaker lets a probe through
-	probing   bool         // a probe is in flight (half-open)
-	since     int64        // ns: when the breaker last left the closed state
+	suspect   bool  // closed, the window says open, a confirming probe is out
+	nextProbe int64 // ns: when the next background probe is due (open, half-open)
+	good      int   // successful probes in a row (half-open)
+	since     int64 // ns: when the breaker last left the closed state
 }
 
-func newBreaker(threshold int, cooldown time.Duration) *breaker {
-	return &breaker{threshold: threshold, cooldown: int64(cooldown)}
+// windowBucket counts the calls of one slice of the window; epoch is the slice's
+// number (time / width), and a bucket of an older epoch counts nothing.
+type windowBucket struct {
+	epoch    atomic.Int64
+	calls    atomic.Int64
+	failures atomic.Int64
 }
 
-// transition is a change of the breaker's state, for logs.
+func newBreaker(p breakerPolicy) *breaker {
+	b := &breaker{policy: p, width: max(1, p.window/windowBuckets)}
+	b.clear()
+	return b
+}
+
+// noEpoch marks a bucket that counts nothing.
+const noEpoch = -1 << 62
+
+// clear empties the window.
+func (b *breaker) clear() {
+	for i := range b.buckets {
+		b.buckets[i].epoch.Store(noEpoch)
+		b.buckets[i].calls.Store(0)
+		b.buckets[i].failures.Store(0)
+	}
+}
+
+// transition is a change of a breaker's state, for logs.
 type transition struct {
 	from, to BreakerState
 	after    time.Duration // to closed: how long the breaker was not closed
-	failures int           // to open from closed: the failures in a row that opened it
+	failures int64         // to open from closed: the failures of the window
+	calls    int64         // to open from closed: the calls of the window
 }
 
-// ticket is a caller's permission to call the shared store.
-type ticket struct {
-	allowed bool
-	probe   bool
+// closed reports whether decisions may call the store.
+func (b *breaker) closed() bool { return BreakerState(b.state.Load()) == BreakerClosed }
+
+// record counts the outcome o of an ordinary call that ended at now, and reports
+// confirm when the window's failure rate asks for a confirming probe, whose outcome
+// goes to confirmed. Cancelled calls count nothing.
+func (b *breaker) record(o outcome, now int64) (confirm bool) {
+	if o == canceled || !b.closed() {
+		return false
+	}
+	epoch := now / b.width
+	bk := &b.buckets[epoch%windowBuckets]
+	if bk.epoch.Load() != epoch {
+		b.mu.Lock()
+		if bk.epoch.Load() != epoch {
+			bk.calls.Store(0)
+			bk.failures.Store(0)
+			bk.epoch.Store(epoch)
+		}
+		b.mu.Unlock()
+	}
+	bk.calls.Add(1)
+	if o != failed {
+		return false
+	}
+	bk.failures.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed() || b.suspect {
+		return false
+	}
+	calls, failures := b.window(epoch)
+	p := &b.policy
+	if calls < p.minCalls || failures < p.minFailures || float64(failures) < p.rate*float64(calls) {
+		return false
+	}
+	b.suspect = true
+	return true
 }
 
-// allow reports whether a caller may call the shared store at now. A caller that gets
-// a probe ticket must report its outcome with done.
-func (b *breaker) allow(now int64) (ticket, *transition) {
-	if BreakerState(b.state.Load()) == BreakerClosed {
-		return ticket{allowed: true}, nil
+// confirmed records the outcome of the confirming probe that record asked for at now:
+// reachable (the store answered) clears the window; anything else opens the breaker.
+func (b *breaker) confirmed(reachable bool, now int64) *transition {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.suspect = false
+	if !b.closed() {
+		return nil
+	}
+	if reachable {
+		b.clear()
+		return nil
+	}
+	calls, failures := b.window(now / b.width)
+	b.state.Store(int32(BreakerOpen))
+	b.nextProbe = now + b.policy.cooldown
+	b.good = 0
+	b.since = now
+	return &transition{from: BreakerClosed, to: BreakerOpen, failures: failures, calls: calls}
+}
+
+// window sums the buckets of the window that ends in epoch. Requires b.mu.
+func (b *breaker) window(epoch int64) (calls, failures int64) {
+	for i := range b.buckets {
+		bk := &b.buckets[i]
+		if e := bk.epoch.Load(); e > epoch-windowBuckets && e <= epoch {
+			calls += bk.calls.Load()
+			failures += bk.failures.Load()
+		}
+	}
+	return calls, failures
+}
+
+// probeDue reports whether a background probe should be sent at now, and reserves
+// it: the next one is due a cooldown later unless probed reports sooner.
+func (b *breaker) probeDue(now int64) bool {
+	if b.closed() {
+		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	switch BreakerState(b.state.Load()) {
-	case BreakerClosed:
-		return ticket{allowed: true}, nil
-	case BreakerOpen:
-		if now < b.openUntil {
-			return ticket{}, nil
-		}
-		b.state.Store(int32(BreakerHalfOpen))
-		b.probing = true
-		return ticket{allowed: true, probe: true}, &transition{from: BreakerOpen, to: BreakerHalfOpen}
-	default: // half-open
-		if b.probing {
-			return ticket{}, nil
-		}
-		b.probing = true
-		return ticket{allowed: true, probe: true}, nil
+	if b.closed() || now < b.nextProbe {
+		return false
 	}
+	b.nextProbe = now + b.policy.cooldown
+	return true
 }
 
-// done records the outcome of a call made with t at now. succeeded and broken (the
-// store answered, with a permanent error) count as the store being reachable.
-func (b *breaker) done(t ticket, o outcome, now int64) *transition {
-	if !t.allowed {
-		return nil
-	}
-	reachable := o == succeeded || o == broken
-	if !t.probe { // fast paths: nothing to change
-		switch {
-		case o == canceled:
-			return nil
-		case reachable && b.failures.Load() == 0:
-			return nil
-		case !reachable && b.current() != BreakerClosed:
-			return nil
-		}
-	}
+// probed records a background probe's outcome at now: reachable (the store answered)
+// counts toward closing; anything else opens the breaker for another cooldown.
+func (b *breaker) probed(reachable bool, now int64) *transition {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	state := BreakerState(b.state.Load())
-	if !t.probe {
-		if state != BreakerClosed {
-			return nil
-		}
-		switch o {
-		case succeeded, broken:
-			b.failures.Store(0)
-		case failed:
-			n := int(b.failures.Add(1))
-			if n >= b.threshold {
-				tr := &transition{from: BreakerClosed, to: BreakerOpen, failures: n}
-				b.open(now)
-				b.since = now
-				return tr
-			}
+	if state == BreakerClosed {
+		return nil
+	}
+	if !reachable {
+		b.good = 0
+		b.nextProbe = now + b.policy.cooldown
+		if state == BreakerHalfOpen {
+			b.state.Store(int32(BreakerOpen))
+			return &transition{from: state, to: BreakerOpen}
 		}
 		return nil
 	}
-	b.probing = false
-	switch o {
-	case succeeded, broken:
-		b.state.Store(int32(BreakerClosed))
-		b.failures.Store(0)
-		return &transition{from: state, to: BreakerClosed, after: time.Duration(now - b.since)}
-	case failed:
-		b.open(now)
-		return &transition{from: state, to: BreakerOpen}
+	b.good++
+	if b.good < b.policy.probes {
+		b.state.Store(int32(BreakerHalfOpen))
+		b.nextProbe = now + b.policy.cooldown
+		if state == BreakerOpen {
+			return &transition{from: state, to: BreakerHalfOpen}
+		}
+		return nil
 	}
-	return nil // canceled: the next caller probes
-}
-
-// open opens the breaker for a cooldown. Requires b.mu.
-func (b *breaker) open(now int64) {
-	b.state.Store(int32(BreakerOpen))
-	b.openUntil = now + b.cooldown
-	b.failures.Store(0)
+	b.clear() // a fresh window: the outage's failures are history
+	b.good = 0
+	b.state.Store(int32(BreakerClosed))
+	return &transition{from: state, to: BreakerClosed, after: time.Duration(now - b.since)}
 }
 
 // retryAfter is how long a client should wait before trying again at now: until the
-// next probe when the breaker is open, else one cooldown.
+// next probe when the breaker is not closed, else one cooldown.
 func (b *breaker) retryAfter(now int64) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if BreakerState(b.state.Load()) == BreakerOpen && b.openUntil > now {
-		return time.Duration(b.openUntil - now)
+	if !b.closed() && b.nextProbe > now {
+		return time.Duration(b.nextProbe - now)
 	}
-	return time.Duration(b.cooldown)
+	return time.Duration(b.policy.cooldown)
 }
 
 // current is the breaker's state.

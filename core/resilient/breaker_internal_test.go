@@ -1,67 +1,86 @@
 package resilient
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
 
+// testBreakerPolicy: window 100ns in buckets of 10ns; at least 4 calls and 2 failures,
+// half of the calls failed; probes every 50ns, two good ones in a row close it.
+var testBreakerPolicy = breakerPolicy{rate: 0.5, minCalls: 4, minFailures: 2, window: 100, cooldown: 50, probes: 2}
+
 // TestBreakerStateMachine walks the breaker through every transition at fixed
-// instants (nanoseconds): threshold 3, cooldown 100.
+// instants (nanoseconds).
 func TestBreakerStateMachine(t *testing.T) {
-	b := newBreaker(3, 100*time.Nanosecond)
+	b := newBreaker(testBreakerPolicy)
+	const (
+		record  = iota // an ordinary call ended with outcome; allowed: it asks for a confirming probe
+		confirm        // the confirming probe ended: outcome succeeded (reachable) or failed
+		due            // ask whether a probe is due; allowed is the answer
+		probe          // a probe ended: outcome succeeded (reachable) or failed
+	)
 	type step struct {
 		at      int64
-		probe   bool    // the ticket the call holds is a probe (else an ordinary one)
-		outcome outcome // -1: only ask allow
-		allowed bool    // what allow answers at this instant (for outcome -1)
+		kind    int
+		outcome outcome
+		allowed bool
 		want    BreakerState
 		tr      string // the transition reported, "" for none
 	}
-	ordinary := ticket{allowed: true}
-	probe := ticket{allowed: true, probe: true}
 	steps := []step{
-		{at: 0, outcome: failed, want: BreakerClosed},
-		{at: 1, outcome: failed, want: BreakerClosed},
-		{at: 2, outcome: succeeded, want: BreakerClosed}, // resets the count
-		{at: 3, outcome: failed, want: BreakerClosed},
-		{at: 4, outcome: failed, want: BreakerClosed},
-		{at: 5, outcome: canceled, want: BreakerClosed}, // a client that went away counts nothing
-		{at: 6, outcome: broken, want: BreakerClosed},   // the store answered: reachable, resets
-		{at: 7, outcome: failed, want: BreakerClosed},
-		{at: 8, outcome: failed, want: BreakerClosed},
-		{at: 9, outcome: failed, want: BreakerOpen, tr: "closed>open after 3"},
-		{at: 10, outcome: succeeded, want: BreakerOpen}, // a late answer of an ordinary call changes nothing
-		{at: 50, outcome: -1, allowed: false, want: BreakerOpen},
-		{at: 108, outcome: -1, allowed: false, want: BreakerOpen},
-		{at: 109, outcome: -1, allowed: true, want: BreakerHalfOpen, tr: "open>half-open"}, // the probe
-		{at: 110, outcome: -1, allowed: false, want: BreakerHalfOpen},                      // one probe at a time
-		{at: 120, probe: true, outcome: failed, want: BreakerOpen, tr: "half-open>open"},
-		{at: 219, outcome: -1, allowed: false, want: BreakerOpen},
-		{at: 220, outcome: -1, allowed: true, want: BreakerHalfOpen, tr: "open>half-open"},
-		{at: 221, probe: true, outcome: canceled, want: BreakerHalfOpen}, // frees the probe slot
-		{at: 222, outcome: -1, allowed: true, want: BreakerHalfOpen},     // the next caller probes
-		{at: 223, outcome: failed, want: BreakerHalfOpen},                // an ordinary late failure changes nothing
-		{at: 230, probe: true, outcome: succeeded, want: BreakerClosed, tr: "half-open>closed after 221ns"},
-		{at: 231, outcome: failed, want: BreakerClosed}, // counting starts afresh
-		{at: 232, outcome: failed, want: BreakerClosed},
-		{at: 233, outcome: failed, want: BreakerOpen, tr: "closed>open after 3"},
-		{at: 333, outcome: -1, allowed: true, want: BreakerHalfOpen, tr: "open>half-open"},
-		{at: 334, probe: true, outcome: broken, want: BreakerClosed, tr: "half-open>closed after 101ns"}, // reachable
+		{at: 0, kind: record, outcome: failed, want: BreakerClosed},                // 1 call: under minCalls
+		{at: 1, kind: record, outcome: failed, want: BreakerClosed},                // 2 calls
+		{at: 2, kind: record, outcome: succeeded, want: BreakerClosed},             // 3 calls
+		{at: 3, kind: record, outcome: canceled, want: BreakerClosed},              // a client that went away counts nothing
+		{at: 4, kind: due, allowed: false, want: BreakerClosed},                    // no probes while closed
+		{at: 5, kind: record, outcome: succeeded, want: BreakerClosed},             // 4 calls, 2 failed: the failure decides, not the success
+		{at: 6, kind: record, outcome: broken, want: BreakerClosed},                // reachable: 5 calls
+		{at: 7, kind: record, outcome: failed, allowed: true, want: BreakerClosed}, // 3/6 failed: confirm
+		{at: 8, kind: record, outcome: failed, want: BreakerClosed},                // one confirming probe at a time
+		{at: 9, kind: confirm, outcome: succeeded, want: BreakerClosed},            // it was load: a fresh window
+		{at: 10, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 11, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 12, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 13, kind: record, outcome: failed, allowed: true, want: BreakerClosed},
+		{at: 14, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"}, // an outage
+		{at: 15, kind: record, outcome: succeeded, want: BreakerOpen},                      // a late answer changes nothing
+		{at: 50, kind: due, allowed: false, want: BreakerOpen},
+		{at: 64, kind: due, allowed: true, want: BreakerOpen},  // the cooldown has passed
+		{at: 65, kind: due, allowed: false, want: BreakerOpen}, // one probe per cooldown
+		{at: 66, kind: probe, outcome: failed, want: BreakerOpen},
+		{at: 115, kind: due, allowed: false, want: BreakerOpen},
+		{at: 116, kind: due, allowed: true, want: BreakerOpen},
+		{at: 117, kind: probe, outcome: succeeded, want: BreakerHalfOpen, tr: "open>half-open"},
+		{at: 150, kind: due, allowed: false, want: BreakerHalfOpen},
+		{at: 167, kind: due, allowed: true, want: BreakerHalfOpen},
+		{at: 168, kind: probe, outcome: failed, want: BreakerOpen, tr: "half-open>open"}, // hysteresis: start again
+		{at: 218, kind: due, allowed: true, want: BreakerOpen},
+		{at: 219, kind: probe, outcome: succeeded, want: BreakerHalfOpen, tr: "open>half-open"},
+		{at: 269, kind: due, allowed: true, want: BreakerHalfOpen},
+		{at: 270, kind: probe, outcome: succeeded, want: BreakerClosed, tr: "half-open>closed after 256ns"},
+		// a fresh window: the outage's failures are forgotten
+		{at: 271, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 272, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 273, kind: record, outcome: failed, want: BreakerClosed}, // 3 calls: under minCalls
+		{at: 274, kind: record, outcome: failed, allowed: true, want: BreakerClosed},
+		{at: 275, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"},
 	}
 	for i, s := range steps {
 		var tr *transition
-		if s.outcome == -1 {
-			var tk ticket
-			tk, tr = b.allow(s.at)
-			if tk.allowed != s.allowed {
-				t.Fatalf("step %d at %d: allow = %v, want %v", i, s.at, tk.allowed, s.allowed)
+		switch s.kind {
+		case record:
+			if got := b.record(s.outcome, s.at); got != s.allowed {
+				t.Fatalf("step %d at %d: record asks for a confirming probe: %v, want %v", i, s.at, got, s.allowed)
 			}
-		} else {
-			tk := ordinary
-			if s.probe {
-				tk = probe
+		case confirm:
+			tr = b.confirmed(s.outcome == succeeded, s.at)
+		case due:
+			if got := b.probeDue(s.at); got != s.allowed {
+				t.Fatalf("step %d at %d: probeDue = %v, want %v", i, s.at, got, s.allowed)
 			}
-			tr = b.done(tk, s.outcome, s.at)
+		case probe:
+			tr = b.probed(s.outcome == succeeded, s.at)
 		}
 		if got := b.current(); got != s.want {
 			t.Fatalf("step %d at %d: state %v, want %v", i, s.at, got, s.want)
@@ -78,34 +97,51 @@ func describe(tr *transition) string {
 	}
 	s := tr.from.String() + ">" + tr.to.String()
 	switch {
-	case tr.failures > 0:
-		s += " after " + string(rune('0'+tr.failures))
+	case tr.calls > 0:
+		s += fmt.Sprintf(" %d/%d", tr.failures, tr.calls)
 	case tr.to == BreakerClosed:
 		s += " after " + tr.after.String()
 	}
 	return s
 }
 
-// An ordinary call's ticket in the closed state is allowed without the lock, and a
-// denied ticket's outcome changes nothing.
-func TestBreakerIgnoresDeniedTickets(t *testing.T) {
-	b := newBreaker(1, time.Second)
-	b.done(ticket{allowed: true}, failed, 0)
-	if b.current() != BreakerOpen {
-		t.Fatal("one failure with threshold 1 did not open")
+// Load is not failure: a steady trickle of slow calls among many good ones never opens
+// the breaker, while the same failures among few calls do; old failures leave the
+// window.
+func TestBreakerFailureRateOverWindow(t *testing.T) {
+	b := newBreaker(breakerPolicy{rate: 0.5, minCalls: 10, minFailures: 3, window: 1000, cooldown: 50, probes: 1})
+	for at := int64(0); at < 5000; at++ { // one failure in four calls, for 5 windows
+		o := succeeded
+		if at%4 == 0 {
+			o = failed
+		}
+		if b.record(o, at) {
+			t.Fatalf("at %d: 25%% failures asked for a confirming probe", at)
+		}
 	}
-	if tr := b.done(ticket{}, succeeded, 1); tr != nil || b.current() != BreakerOpen {
-		t.Fatalf("a denied ticket changed the breaker: %v %v", tr, b.current())
+	b = newBreaker(breakerPolicy{rate: 0.5, minCalls: 10, minFailures: 3, window: 1000, cooldown: 50, probes: 1})
+	for at := int64(0); at < 9; at++ { // 9 failures, then a window later
+		if b.record(failed, at*200) {
+			t.Fatalf("9 failures spread over 1.6 windows asked for a confirming probe (the window holds at most 6)")
+		}
+	}
+	asked := false
+	for at := int64(2000); at < 2010; at++ {
+		asked = b.record(failed, at) || asked
+	}
+	if !asked {
+		t.Fatal("10 failures in a row within a window did not ask for a confirming probe")
 	}
 }
 
 // RetryAfter is the time left until the next probe while open, else one cooldown.
 func TestBreakerRetryAfter(t *testing.T) {
-	b := newBreaker(1, 100*time.Millisecond)
+	b := newBreaker(breakerPolicy{rate: 0.5, minCalls: 1, minFailures: 1, window: int64(time.Second), cooldown: int64(100 * time.Millisecond), probes: 1})
 	if got := b.retryAfter(0); got != 100*time.Millisecond {
 		t.Fatalf("closed: %v", got)
 	}
-	b.done(ticket{allowed: true}, failed, 0)
+	b.record(failed, 0)
+	b.confirmed(false, 0)
 	if got := b.retryAfter(int64(30 * time.Millisecond)); got != 70*time.Millisecond {
 		t.Fatalf("open, 30ms in: %v, want 70ms", got)
 	}

@@ -11,10 +11,14 @@ import (
 
 // Decide decides one request: the pre-limiter refuses a key the shared store refused
 // until its Retry-After has passed; otherwise the shared store decides, within the
-// deadline, unless its breaker is open; when it cannot, the policy's failure mode
-// decides (see Mode). A cancelled or expired ctx is returned as an error wrapping
-// ctx.Err() and is not a store failure. A permanent store error is returned wrapping
-// ErrPermanent, in every mode.
+// deadline, unless a breaker (the store's, or that of the key's Cluster slot) is open,
+// in which case the policy's failure mode decides (see Mode). A call that fails while
+// the breakers stay closed (one slow call under load) is not an outage and no
+// transition: a Local policy is decided from the key's last shared answer, without
+// refill (unknownSlow when none is known), an Open one is admitted unenforced and a
+// Closed one refused as unavailable, as their modes promise. A cancelled or expired ctx is returned as
+// an error wrapping ctx.Err() and is not a store failure. A permanent store error is
+// returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	if s.closed.Load() {
 		return core.Result{}, ErrClosed
@@ -28,42 +32,117 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		s.decided(&req, OutcomeDenied, ViaPreLimit)
 		return res, nil
 	}
-	cause := ErrBreakerOpen
-	if t := s.allow(now); t.allowed {
-		var (
-			res core.Result
-			o   outcome
-			err error
-		)
-		if s.direct {
-			res, o, err = s.decideDirect(ctx, t, start, &req)
-		} else {
-			res, o, err = s.decideGuarded(ctx, t, start, req)
-		}
-		switch o {
-		case succeeded:
-			s.pre.remember(&req, &res, now)
-			s.decided(&req, outcomeOf(&res), ViaShared)
-			return res, nil
-		case canceled:
-			return core.Result{}, fmt.Errorf("resilient: policy %q: %w", req.Policy.Name(), err)
-		case broken:
-			return core.Result{}, s.permanent([]core.Request{req}, err)
-		}
-		cause = err
+	slot := s.slots.of(&req)
+	if !s.closedFor(slot) {
+		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
-	return s.fallback(ctx, req, cause, now)
+	var (
+		res core.Result
+		o   outcome
+		err error
+	)
+	if s.direct {
+		res, o, err = s.decideDirect(ctx, slot, start, &req)
+	} else {
+		res, o, err = s.decideGuarded(ctx, slot, start, req)
+	}
+	switch o {
+	case succeeded:
+		s.settle(ctx, &req, &res, now)
+		s.memo.remember(&req, &res, now)
+		s.pre.remember(&req, &res, now)
+		s.decided(&req, outcomeOf(&res), ViaShared)
+		return res, nil
+	case canceled:
+		return core.Result{}, fmt.Errorf("resilient: policy %q: %w", req.Policy.Name(), err)
+	case broken:
+		return core.Result{}, s.permanent([]core.Request{req}, err)
+	}
+	if !s.closedFor(slot) { // this failure opened a breaker
+		return s.fallback(ctx, req, err, now, true)
+	}
+	// Open and Closed keep their promise; concurrency leases are not continued.
+	if s.cfg.modeOf(req.Policy.Name()) != Local || req.Policy.Algorithm() == core.Concurrency {
+		return s.fallback(ctx, req, err, now, false)
+	}
+	if res, ok := s.memo.decideSlow(&req, now); ok {
+		s.decided(&req, outcomeOf(&res), ViaLastShared)
+		return res, nil
+	}
+	return s.unknownSlow(ctx, req, err, now)
+}
+
+// unknownSlow decides req, whose call failed while the breakers stayed closed,
+// when no shared answer is known for its key: an Open policy admits it unenforced, a
+// Closed one refuses it as unavailable, and a Local one refuses it with a Retry-After
+// of the deadline's ceiling. Local mode's share of a key the store never answered for
+// is for outages; while the store is only slow, nothing is known, and many instances
+// each granting a share would over-grant together.
+func (s *Store) unknownSlow(ctx context.Context, req core.Request, cause error, now int64) (core.Result, error) {
+	if s.cfg.modeOf(req.Policy.Name()) != Local {
+		return s.fallback(ctx, req, cause, now, false)
+	}
+	res := core.Result{Policy: req.Policy.Name(), Limit: req.Policy.Capacity(), RetryAfter: s.deadline.ceiling}
+	s.decided(&req, OutcomeDenied, ViaLastShared)
+	return res, nil
+}
+
+// settle settles, after the shared store admitted req with res, what the key's local
+// allowance admitted during an outage and the shared store never saw (memo.debt), so
+// that returning to the shared store grants no second bucket: it refuses req when the
+// allowance cannot pay for it, and charges the shared store the difference. A charge
+// the shared store refuses (concurrent decisions spent some of it) is retried at what
+// the refusal says is left. The settlement ends once a charge lands (or nothing is
+// owed); a charge that fails is retried by the key's next admission.
+func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
+	if s.cfg.modeOf(req.Policy.Name()) != Local {
+		return
+	}
+	q, err := s.degrade.policy(req.Policy)
+	if err != nil {
+		return
+	}
+	owed, refuse := s.memo.debt(req, res, &q, now)
+	if refuse {
+		res.Allowed = false
+		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
+	}
+	owed = min(owed, req.Policy.Capacity())
+	for attempt := 0; owed > 0 && attempt < 3; attempt++ {
+		charge := core.Request{Policy: req.Policy, Key: req.Key, Cost: owed}
+		var answer core.Result
+		err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error {
+			var err error
+			answer, err = s.shared.Decide(ctx, charge)
+			return err
+		})
+		if err != nil {
+			return
+		}
+		if answer.Allowed {
+			res.Remaining = max(0, res.Remaining-owed)
+			break
+		}
+		owed = min(owed, answer.Remaining) // charge what is left
+		res.Remaining = 0
+	}
+	s.memo.settled(req, now)
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter
 // refuses the stack when it knows any member refused. Otherwise the shared store
-// decides it; when it cannot, the failure modes do, as one decision:
+// decides it; when a breaker is open, the failure modes do, as one decision:
 //
 //   - a stack with a Closed policy fails closed: an *UnavailableError naming the Closed
 //     policies, and nothing is charged anywhere;
 //   - otherwise the Local policies are decided together, all-or-nothing, in process
 //     memory, and the Open ones are unenforced: the stack is admitted when the Local
 //     ones admit it (Open policies report Unenforced), refused when they refuse it.
+//
+// A call that fails while the breakers stay closed is decided, for a stack of Local
+// policies, from the members' last shared answers, all-or-nothing, when every one is
+// known; else by the failure modes, without a transition.
+// The stack's Cluster slot is that of its first request.
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
@@ -75,38 +154,62 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if s.preRefusesStack(reqs, results, now) {
 		return false, nil
 	}
-	cause := ErrBreakerOpen
-	if t := s.allow(now); t.allowed {
-		// The call may outlive this method (at the deadline), so it works on its own copies.
-		own := append([]core.Request(nil), reqs...)
-		buf := make([]core.Result, len(reqs))
-		var allowed bool
-		o, err := s.call(ctx, t, start, func(ctx context.Context) error {
-			var err error
-			allowed, err = s.shared.DecideStack(ctx, own, buf)
-			return err
-		})
-		switch o {
-		case succeeded:
-			copy(results, buf)
-			for i := range reqs {
-				s.pre.remember(&reqs[i], &results[i], now)
-				s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaShared)
-			}
-			return allowed, nil
-		case canceled:
-			return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), err)
-		case broken:
-			return false, s.permanent(reqs, err)
-		}
-		cause = err
+	slot := s.slots.of(&reqs[0])
+	if !s.closedFor(slot) {
+		return s.fallbackStack(ctx, reqs, results, ErrBreakerOpen, now, true)
 	}
-	return s.fallbackStack(ctx, reqs, results, cause, now)
+	// The call may outlive this method (at the deadline), so it works on its own copies.
+	own := append([]core.Request(nil), reqs...)
+	buf := make([]core.Result, len(reqs))
+	var allowed bool
+	o, err := s.call(ctx, slot, start, func(ctx context.Context) error {
+		var err error
+		allowed, err = s.shared.DecideStack(ctx, own, buf)
+		return err
+	})
+	switch o {
+	case succeeded:
+		copy(results, buf)
+		for i := range reqs {
+			s.memo.remember(&reqs[i], &results[i], now)
+			s.pre.remember(&reqs[i], &results[i], now)
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaShared)
+		}
+		return allowed, nil
+	case canceled:
+		return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), err)
+	case broken:
+		return false, s.permanent(reqs, err)
+	}
+	if !s.closedFor(slot) {
+		return s.fallbackStack(ctx, reqs, results, err, now, true)
+	}
+	if !s.allLocal(reqs) {
+		return s.fallbackStack(ctx, reqs, results, err, now, false)
+	}
+	if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
+		for i := range reqs {
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
+		}
+		return allowed, nil
+	}
+	return s.fallbackStack(ctx, reqs, results, err, now, false)
+}
+
+// allLocal reports whether every policy of reqs is in Local mode.
+func (s *Store) allLocal(reqs []core.Request) bool {
+	for i := range reqs {
+		if s.cfg.modeOf(reqs[i].Policy.Name()) != Local {
+			return false
+		}
+	}
+	return true
 }
 
 // preRefusesStack fills results and reports true when the pre-limiter knows a member
-// of the stack refused. The other members report not admitted and unspent; their
-// Remaining is unknown and reported as 0.
+// of the stack refused. The other members report not admitted and unspent, with what
+// their last shared answer left (their capacity when none is known), as a store
+// reports the members of a refused stack.
 func (s *Store) preRefusesStack(reqs []core.Request, results []core.Result, now int64) bool {
 	if s.pre == nil {
 		return false
@@ -127,51 +230,77 @@ func (s *Store) preRefusesStack(reqs []core.Request, results []core.Result, now 
 		if results[i].RetryAfter > 0 {
 			s.localRefusal(&reqs[i], &results[i])
 			s.decided(&reqs[i], OutcomeDenied, ViaPreLimit)
-		} else {
-			s.decided(&reqs[i], OutcomeUncharged, ViaPreLimit)
+			continue
 		}
+		results[i].Remaining, results[i].ResetAfter = s.memo.remaining(&reqs[i], now)
+		s.decided(&reqs[i], OutcomeUncharged, ViaPreLimit)
 	}
 	return true
 }
 
-// allow asks the breaker whether to call the shared store at now.
-func (s *Store) allow(now int64) ticket {
-	t, tr := s.breaker.allow(now)
-	s.breakerChanged(tr)
-	return t
+// closedFor reports whether the breakers let a decision of slot (-1: none) call the
+// shared store.
+func (s *Store) closedFor(slot int) bool {
+	return s.breaker.closed() && s.slots.closed(slot)
 }
 
-// call runs fn against the shared store under the deadline, with the breaker's
-// ticket t, and reports how it ended. start is the real time the decision began
-// (from instant), which the latency is measured from. It reports the call to the
-// observers (unless the caller's ctx ended it) and, when the store answered with
-// the breaker closed, ends the policies' fallbacks.
-func (s *Store) call(ctx context.Context, t ticket, start time.Time, fn func(context.Context) error) (outcome, error) {
-	err, timedOut := s.guard.run(ctx, 0, fn)
-	return s.finish(ctx, t, start, err, timedOut)
+// call runs fn against the shared store under the deadline, for a decision of slot,
+// and reports how it ended. start is the real time the decision began (from instant),
+// which the latency is measured from. It reports the call to the observers (unless the
+// caller's ctx ended it) and to the breakers.
+func (s *Store) call(ctx context.Context, slot int, start time.Time, fn func(context.Context) error) (outcome, error) {
+	return s.callWithin(ctx, slot, start, s.deadline.get(), fn)
 }
 
-// finish classifies how a call to the shared store ended (err, and timedOut when its
-// deadline or ctx ended it first) and reports it, for call and decideDirect.
-func (s *Store) finish(ctx context.Context, t ticket, start time.Time, err error, timedOut bool) (outcome, error) {
+// callWithin is call with the deadline d. fn must write only to memory that the
+// caller reads after it succeeded (see guard.run).
+func (s *Store) callWithin(ctx context.Context, slot int, start time.Time, d time.Duration, fn func(context.Context) error) (outcome, error) {
+	err, timedOut := s.guard.run(ctx, d, fn)
+	return s.finish(ctx, slot, start, d, err, timedOut)
+}
+
+// finish classifies how a call to the shared store under deadline d ended (err, and
+// timedOut when its deadline or ctx ended it first) and reports it, for call and
+// decideDirect.
+func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Duration, err error, timedOut bool) (outcome, error) {
 	end, now := s.instant()
 	latency := end.Sub(start)
 	if errors.Is(err, ErrClosed) && !timedOut {
-		s.breaker.done(t, canceled, now)
 		return canceled, err
 	}
 	o, kind := classify(ctx, err, timedOut)
 	if o == failed && kind == KindTimeout {
-		err = fmt.Errorf("%w (%v): %w", ErrTimeout, s.cfg.deadline, err)
+		err = fmt.Errorf("%w (%v): %w", ErrTimeout, d, err)
 	}
-	s.breakerChanged(s.breaker.done(t, o, now))
+	if o == succeeded {
+		s.deadline.observe(latency)
+	}
+	counted := o
+	if o == failed && kind == KindTimeout && late(latency, d) {
+		counted = canceled // the client was late, not the store: load, not failure
+	}
+	if s.breaker.record(counted, now) {
+		s.confirm(s.breaker, -1)
+	}
+	if b := s.slots.record(slot, counted, now); b != nil {
+		s.confirm(b, slot)
+	}
 	if o != canceled {
 		s.storeCall(latency, kind, err)
 	}
-	if (o == succeeded || o == broken) && s.breaker.current() == BreakerClosed {
+	if (o == succeeded || o == broken) && s.falls.active.Load() > 0 && !s.anyOpen() {
 		s.recovered(now)
 	}
 	return o, err
+}
+
+// late reports whether a call that timed out under deadline d after latency was
+// noticed late: its goroutine ran well after the deadline fired, because the client's
+// CPU is saturated. Such a timeout says nothing about the store (its answer may have
+// been waiting in the socket), so it does not count toward the breakers; the call is
+// still decided as a slow one.
+func late(latency, d time.Duration) bool {
+	return latency-d > max(2*time.Millisecond, d/20)
 }
 
 // permanent reports a permanent error loudly and returns it, wrapping ErrPermanent.

@@ -29,24 +29,25 @@ func boundedByContext(shared core.Store) bool {
 
 // decideDirect is the shared store's decision of req on the caller's goroutine, for a
 // store bounded by its context (see ContextBounded). It reports the call as call does.
-func (s *Store) decideDirect(ctx context.Context, t ticket, start time.Time, req *core.Request) (core.Result, outcome, error) {
-	callCtx, cancel, err := s.guard.enter(ctx)
+func (s *Store) decideDirect(ctx context.Context, slot int, start time.Time, req *core.Request) (core.Result, outcome, error) {
+	d := s.deadline.get()
+	callCtx, cancel, err := s.guard.enter(ctx, d)
 	if err != nil {
-		o, err := s.finish(ctx, t, start, err, false)
+		o, err := s.finish(ctx, slot, start, d, err, false)
 		return core.Result{}, o, err
 	}
 	res, err := protectedDecide(callCtx, s.shared, req)
 	err, timedOut := s.guard.leave(callCtx, cancel, err)
-	o, err := s.finish(ctx, t, start, err, timedOut)
+	o, err := s.finish(ctx, slot, start, d, err, timedOut)
 	return res, o, err
 }
 
 // decideGuarded is the shared store's decision of req on a guard goroutine (see guard).
 // req is a copy, and so is the result the goroutine writes: an abandoned call finishes
 // on memory the caller no longer reads.
-func (s *Store) decideGuarded(ctx context.Context, t ticket, start time.Time, req core.Request) (core.Result, outcome, error) {
+func (s *Store) decideGuarded(ctx context.Context, slot int, start time.Time, req core.Request) (core.Result, outcome, error) {
 	var res core.Result
-	o, err := s.call(ctx, t, start, func(ctx context.Context) error {
+	o, err := s.call(ctx, slot, start, func(ctx context.Context) error {
 		var err error
 		res, err = s.shared.Decide(ctx, req)
 		return err

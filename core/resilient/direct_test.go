@@ -81,7 +81,8 @@ func clusterOver(t *testing.T, contextTimeouts bool) core.Store {
 }
 
 // A store bounded by its context is called on the caller's goroutine with the deadline
-// in its context: a hung call still costs at most the deadline and falls back.
+// in its context: a hung call still costs at most the deadline and is decided by the
+// policy's mode (Open: unenforced).
 func TestDirectDecisionHoldsTheDeadline(t *testing.T) {
 	clock := storetest.NewClock()
 	shared := boundedShared{newFakeShared(t, clock)}

@@ -7,12 +7,21 @@
 //     Closed refuses with an *UnavailableError (HTTP 503 with Retry-After, not 429),
 //     Local enforces the policy in process memory, optionally stricter (WithReplicas,
 //     WithDegrade). DecideStack defines what a stack of mixed modes does.
-//   - Bounded waiting: every shared-store call has a deadline (WithDeadline, 50ms by
-//     default) that holds even for a client that ignores ctx. A hung store (it accepts
-//     connections and never answers) and a dead one (connection refused) both become
-//     the failure mode within it.
-//   - A circuit breaker (WithBreaker) stops calling a failing store, probes it one call
-//     at a time after a cooldown, and returns to shared enforcement on its own.
+//   - Degrading never refills a bucket: Local mode continues each key from the last
+//     answer the shared store gave for it (scaled to the replica's share), and on
+//     return the shared store is charged what the local allowance spent, so that it
+//     grants no second bucket, even after a restart that lost its state.
+//   - Load is not failure: every shared-store call has a deadline that follows the
+//     recent p99 latency (WithDeadline, WithAdaptiveDeadline: 50 to 200ms by
+//     default) and holds even for a client that ignores ctx. A call that fails while
+//     the breaker stays closed is decided from the key's last shared answer, without
+//     refill.
+//   - Circuit breakers (WithBreaker, WithFailureRate) open on a failure rate over a
+//     window with a minimum of calls, once a probe confirms the outage; for a store that
+//     names its keys (KeyNamer: the Redis store) there is one per Cluster slot, so a
+//     stuck master affects only the keys that live on it. While open, a breaker probes
+//     in the background, with or without traffic, and closes after two good probes in
+//     a row (WithRecoveryProbes).
 //   - A cancelled or expired caller context is not a store failure: it is returned as
 //     an error, not counted, and never trips the breaker.
 //   - Permanent errors (WRONGTYPE, CROSSSLOT, an unknown command, a script error) are
@@ -36,7 +45,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	store, err := resilient.New(shared,
+//	store, err := resilient.New(shared, // the Store owns shared, and a prober goroutine
 //		resilient.WithMode(resilient.Local), resilient.WithReplicas(4),
 //		resilient.WithPolicyMode("login-account", resilient.Closed),
 //		resilient.WithStoreName("redis"), resilient.WithObserver(metrics))
@@ -47,4 +56,7 @@
 //	if err := store.Check(ctx); errors.Is(err, resilient.ErrPermanent) {
 //		return err // this Redis cannot serve the limiter: fail at start-up
 //	}
+//
+// docs/failure.md states the over-grant bound of each transition and how it is
+// measured.
 package resilient

@@ -3,15 +3,19 @@ package resilient
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // fallback decides req by its policy's failure mode, because the shared store could
-// not (cause) at now.
-func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now int64) (core.Result, error) {
+// not (cause) at now. enter says that a breaker is open: the policy enters its
+// failure mode (a transition, logged and reported), unless it is in it already.
+func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now int64, enter bool) (core.Result, error) {
 	mode := s.cfg.modeOf(req.Policy.Name())
-	s.enterFallback(req.Policy.Name(), mode, cause, now)
+	if enter {
+		s.enterFallback(req.Policy.Name(), mode, cause, now)
+	}
 	switch mode {
 	case Open:
 		res := unenforced(&req, true)
@@ -20,28 +24,70 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 		return res, nil
 	case Closed:
 		s.decided(&req, OutcomeUnavailable, ViaClosed)
-		return core.Result{}, &UnavailableError{Policies: []string{req.Policy.Name()}, RetryAfter: s.breaker.retryAfter(now), Err: cause}
+		return core.Result{}, &UnavailableError{Policies: []string{req.Policy.Name()}, RetryAfter: s.retryAfter(&req, now), Err: cause}
 	}
 	degraded, err := s.degrade.policy(req.Policy)
 	if err != nil {
 		return core.Result{}, err
 	}
-	res, err := s.local.Decide(ctx, localRequest(req, degraded))
+	lreq, err := s.seeded(ctx, &req, &degraded, now)
 	if err != nil {
 		return core.Result{}, fmt.Errorf("resilient: policy %q: local store: %w", req.Policy.Name(), err)
+	}
+	res, err := s.local.Decide(ctx, lreq)
+	if err != nil {
+		return core.Result{}, fmt.Errorf("resilient: policy %q: local store: %w", req.Policy.Name(), err)
+	}
+	if req.Policy.Algorithm() != core.Concurrency {
+		s.memo.localDecided(&req, &res, now)
 	}
 	s.grantedLease(&req, &res, true, now)
 	s.decided(&req, outcomeOf(&res), ViaLocal)
 	return res, nil
 }
 
-// fallbackStack decides a stack by its policies' failure modes (see DecideStack).
-func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results []core.Result, cause error, now int64) (bool, error) {
+// seeded is req on the degraded policy q for the local store, on the key of its local
+// allowance, which starts from the key's last shared answer (see memo.localKey): a new
+// allowance is first spent down to it. Concurrency requests keep their key: their
+// leases are released there.
+func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, now int64) (core.Request, error) {
+	lreq := localRequest(*req, *q)
+	if req.Policy.Algorithm() == core.Concurrency {
+		return lreq, nil
+	}
+	key, err := s.memo.localKey(req, q, now, func(key string, cost int64) error {
+		_, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: key, Cost: cost})
+		return err
+	})
+	if err != nil {
+		return core.Request{}, err
+	}
+	lreq.Key = key
+	return lreq, nil
+}
+
+// retryAfter is when a request refused as unavailable may try again: until the next
+// probe of the breaker that stops it.
+func (s *Store) retryAfter(req *core.Request, now int64) time.Duration {
+	if !s.breaker.closed() {
+		return s.breaker.retryAfter(now)
+	}
+	if b := s.slots.get(s.slots.of(req)); b != nil {
+		return b.retryAfter(now)
+	}
+	return s.breaker.retryAfter(now)
+}
+
+// fallbackStack decides a stack by its policies' failure modes (see DecideStack);
+// enter as for fallback.
+func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results []core.Result, cause error, now int64, enter bool) (bool, error) {
 	var closed []string
 	var local []int
 	for i := range reqs {
 		mode := s.cfg.modeOf(reqs[i].Policy.Name())
-		s.enterFallback(reqs[i].Policy.Name(), mode, cause, now)
+		if enter {
+			s.enterFallback(reqs[i].Policy.Name(), mode, cause, now)
+		}
 		switch mode {
 		case Closed:
 			closed = append(closed, reqs[i].Policy.Name())
@@ -54,7 +100,7 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			results[i] = core.Result{Policy: reqs[i].Policy.Name(), Limit: reqs[i].Policy.Capacity()}
 			s.decided(&reqs[i], OutcomeUnavailable, ViaClosed)
 		}
-		return false, &UnavailableError{Policies: closed, RetryAfter: s.breaker.retryAfter(now), Err: cause}
+		return false, &UnavailableError{Policies: closed, RetryAfter: s.retryAfter(&reqs[0], now), Err: cause}
 	}
 	allowed := true
 	if len(local) > 0 {
@@ -65,7 +111,9 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			if err != nil {
 				return false, err
 			}
-			localReqs[j] = localRequest(reqs[i], degraded)
+			if localReqs[j], err = s.seeded(ctx, &reqs[i], &degraded, now); err != nil {
+				return false, fmt.Errorf("resilient: %s: local store: %w", policyNames(reqs), err)
+			}
 		}
 		var err error
 		if allowed, err = s.local.DecideStack(ctx, localReqs, localResults); err != nil {
@@ -73,6 +121,9 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 		}
 		for j, i := range local {
 			results[i] = localResults[j]
+			if reqs[i].Policy.Algorithm() != core.Concurrency {
+				s.memo.localDecided(&reqs[i], &results[i], now)
+			}
 		}
 	}
 	for i := range reqs {

@@ -62,7 +62,8 @@ func hammer(store *resilient.Store, key string, workers int, d time.Duration, la
 	wg.Wait()
 }
 
-// A hung Redis (SIGSTOP) and a dead one (SIGKILL), in each failure mode: Open admits
+// A hung Redis (SIGSTOP) and a dead one (SIGKILL), once the breaker has opened, in
+// each failure mode: Open admits
 // everything unenforced, Closed refuses everything as unavailable (503), Local
 // enforces the policy's limit in process; and the 99th percentile of decision latency
 // stays under the deadline plus a margin.
@@ -78,6 +79,7 @@ func TestRedisFaultModes(t *testing.T) {
 				if err := f.inject(srv); err != nil {
 					t.Fatal(err)
 				}
+				openBreaker(t, r.store) // the outage is established
 				var lat latencies
 				var tl tally
 				hammer(r.store, "ip:198.51.100.7", 4, 700*time.Millisecond, &lat, &tl)
@@ -153,6 +155,8 @@ func TestRedisRecoveryTwoReplicas(t *testing.T) {
 			if err := f.inject(srv); err != nil {
 				t.Fatal(err)
 			}
+			openBreaker(t, a.store)
+			openBreaker(t, b.store)
 			// Degraded: each replica enforces half of the limit on its own.
 			admitted := 0
 			for i := 0; i < 20; i++ {

@@ -74,9 +74,9 @@ func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Contex
 }
 
 // enter admits a call that runs on the caller's goroutine (a store bounded by its
-// context), as run admits one: it returns the call's context, bounded by the deadline,
-// or ErrOverload or ErrClosed. A call that entered must leave.
-func (g *guard) enter(ctx context.Context) (context.Context, context.CancelFunc, error) {
+// context), as run admits one: it returns the call's context, bounded by the deadline
+// d, or ErrOverload or ErrClosed. A call that entered must leave.
+func (g *guard) enter(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc, error) {
 	if g.inFlight.Add(1) > g.maxInFlight {
 		g.inFlight.Add(-1)
 		return nil, nil, ErrOverload
@@ -89,7 +89,7 @@ func (g *guard) enter(ctx context.Context) (context.Context, context.CancelFunc,
 	}
 	g.running.Add(1)
 	g.mu.RUnlock()
-	callCtx, cancel := context.WithTimeout(ctx, g.deadline)
+	callCtx, cancel := context.WithTimeout(ctx, d)
 	return callCtx, cancel, nil
 }
 

@@ -222,6 +222,7 @@ func newRig(t testing.TB, options ...resilient.Option) *rig {
 	base := []resilient.Option{
 		resilient.WithClock(r.clock.Now), resilient.WithLocalStore(local), resilient.WithObserver(r.rec),
 		resilient.WithLogger(logger), resilient.WithDeadline(rigDeadline), resilient.WithBreaker(3, time.Second),
+		resilient.WithFailureRate(0.5, 3, time.Minute), resilient.WithRecoveryProbes(1),
 		resilient.WithStoreName("fake"),
 	}
 	r.store, err = resilient.New(r.shared, append(base, options...)...)
@@ -254,10 +255,14 @@ func (r *rig) decide(t testing.TB, p core.Policy, key string) core.Result {
 func (r *rig) trip(t testing.TB, p core.Policy) {
 	t.Helper()
 	r.shared.fail(errDown)
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 100 && r.store.Breaker() != resilient.BreakerOpen; i++ {
 		r.store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"})
+		// the failures ask for a confirming probe, which fails too
+		for end := time.Now().Add(time.Second); r.store.Breaker() != resilient.BreakerOpen && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	if got := r.store.Breaker(); got != resilient.BreakerOpen {
-		t.Fatalf("after 3 failures the breaker is %v, want open", got)
+		t.Fatalf("after 100 failures the breaker is %v, want open", got)
 	}
 }

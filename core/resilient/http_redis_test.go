@@ -13,7 +13,8 @@ import (
 	"github.com/go-ratelimit/ratelimit/nethttp"
 )
 
-// Through the net/http middleware, on a hung Redis: a Closed policy answers 503 with
+// Through the net/http middleware, on a hung Redis (once the outage is established): a
+// Closed policy answers 503 with
 // Retry-After (the client did nothing wrong, so not 429), an Open one lets the request
 // through, a Local one answers 429 once the local limit is spent.
 func TestRedisFaultsOverHTTP(t *testing.T) {
@@ -34,6 +35,7 @@ func TestRedisFaultsOverHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Resume()
+			openBreaker(t, r.store)
 			for i, want := range tt.want {
 				w := httptest.NewRecorder()
 				handler.ServeHTTP(w, httptest.NewRequest("GET", "/api/resource", nil))

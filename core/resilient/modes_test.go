@@ -41,6 +41,10 @@ func TestOpenModeAdmitsUnenforced(t *testing.T) {
 			t.Fatalf("decision %d: %+v, want admitted unenforced", i+1, res)
 		}
 	}
+	waitFor(t, "the breaker to open", func() bool { return r.store.Breaker() == resilient.BreakerOpen })
+	if res := r.decide(t, perMinute5, "ip:192.0.2.1"); !res.Allowed || !res.Unenforced {
+		t.Fatalf("with the breaker open: %+v, want admitted unenforced", res)
+	}
 	if !r.store.Fallback("api") || !slices.Equal(r.rec.transitions(), []string{"api>open"}) {
 		t.Fatalf("fallback %v, transitions %v", r.store.Fallback("api"), r.rec.transitions())
 	}
@@ -54,13 +58,15 @@ func TestClosedModeRefusesUnavailable(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		_, err := r.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "ip:192.0.2.1"})
 		var unavailable *resilient.UnavailableError
-		if !errors.As(err, &unavailable) || !errors.Is(err, core.ErrStoreUnavailable) || !errors.Is(err, errDown) {
+		// the cause: the store's error, or the open breaker once the failures opened it
+		if !errors.As(err, &unavailable) || !errors.Is(err, core.ErrStoreUnavailable) || !errors.Is(err, errDown) && !errors.Is(err, resilient.ErrBreakerOpen) {
 			t.Fatalf("decision %d: %v, want an UnavailableError wrapping ErrStoreUnavailable and the cause", i+1, err)
 		}
 		if unavailable.RetryAfter != time.Second || !slices.Equal(unavailable.Policies, []string{"api"}) {
 			t.Fatalf("decision %d: %+v", i+1, unavailable)
 		}
 	}
+	waitFor(t, "the breaker to open", func() bool { return r.store.Breaker() == resilient.BreakerOpen })
 	r.clock.Advance(400 * time.Millisecond)
 	_, err := r.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "ip:192.0.2.1"})
 	var unavailable *resilient.UnavailableError
@@ -75,7 +81,7 @@ func TestLocalModeEnforcesInProcess(t *testing.T) {
 		replicas, admitted int
 	}{{1, 5}, {2, 2}, {5, 1}, {10, 1}} {
 		r := newRig(t, resilient.WithReplicas(tt.replicas))
-		r.shared.fail(errDown)
+		r.trip(t, perMinute5)
 		admitted := 0
 		for i := 0; i < 20; i++ {
 			res := r.decide(t, perMinute5, "ip:192.0.2.1")
@@ -111,7 +117,7 @@ func TestLocalModeDegrade(t *testing.T) {
 		return core.MustPolicy(p.Name(), p.Algorithm(), core.Rate{Limit: 2, Period: p.Period()})
 	}
 	r := newRig(t, resilient.WithDegrade(half))
-	r.shared.fail(errDown)
+	r.trip(t, perMinute5)
 	admitted := 0
 	for i := 0; i < 10; i++ {
 		if r.decide(t, perMinute5, "k").Allowed {
@@ -124,7 +130,7 @@ func TestLocalModeDegrade(t *testing.T) {
 	bad := newRig(t, resilient.WithDegrade(func(p core.Policy) core.Policy {
 		return core.MustPolicy("other", p.Algorithm(), p.Rate())
 	}))
-	bad.shared.fail(errDown)
+	bad.trip(t, perMinute5)
 	if _, err := bad.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "k"}); !errors.Is(err, core.ErrInvalidPolicy) || !strings.Contains(err.Error(), `"api"`) {
 		t.Fatalf("renaming degrade: %v", err)
 	}
@@ -134,7 +140,7 @@ func TestLocalModeDegrade(t *testing.T) {
 func TestLocalModeClampsCost(t *testing.T) {
 	p := core.MustPolicy("report", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 	r := newRig(t, resilient.WithReplicas(8)) // burst 20/8 = 2 locally
-	r.shared.fail(errDown)
+	r.trip(t, p)
 	res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Cost: 5})
 	if err != nil || !res.Allowed || res.Limit != 2 || res.Remaining != 0 {
 		t.Fatalf("cost 5 on a local burst of 2: %+v %v, want admitted, spending all", res, err)
@@ -144,12 +150,13 @@ func TestLocalModeClampsCost(t *testing.T) {
 	}
 }
 
-// The breaker stops calling a failing store, probes it after the cooldown one call at
-// a time, and returns to shared enforcement on its own; the fallback is logged at warn
-// with its duration and reported to observers.
+// The breaker stops calling a failing store, probes it in the background after the
+// cooldown, without traffic, and returns to shared enforcement on its own; the
+// fallback is logged at warn with its duration and reported to observers.
 func TestBreakerRecovery(t *testing.T) {
 	r := newRig(t)
 	r.trip(t, perMinute5)
+	r.decide(t, perMinute5, "k") // enters Local mode
 	calls := r.shared.calls.Load()
 	for i := 0; i < 10; i++ {
 		r.decide(t, perMinute5, "k")
@@ -158,17 +165,18 @@ func TestBreakerRecovery(t *testing.T) {
 		t.Fatalf("the open breaker let %d calls through", got-calls)
 	}
 	r.clock.Advance(time.Second)
-	r.decide(t, perMinute5, "k") // the probe, which fails
+	waitFor(t, "the background probe", func() bool { return r.shared.calls.Load() == calls+1 })
+	time.Sleep(20 * time.Millisecond) // the probe's outcome is recorded after its call returns
 	if got := r.shared.calls.Load(); got != calls+1 || r.store.Breaker() != resilient.BreakerOpen {
-		t.Fatalf("probe: %d calls, breaker %v", got-calls, r.store.Breaker())
+		t.Fatalf("one failed probe: %d calls, breaker %v", got-calls, r.store.Breaker())
 	}
 	r.shared.heal()
 	r.clock.Advance(1200 * time.Millisecond)
+	waitFor(t, "recovery without traffic", func() bool {
+		return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api")
+	})
 	if res := r.decide(t, perMinute5, "fresh"); !res.Allowed || res.Unenforced {
-		t.Fatalf("probe after healing: %+v", res)
-	}
-	if r.store.Breaker() != resilient.BreakerClosed || r.store.Fallback("api") {
-		t.Fatalf("after a good probe: breaker %v, fallback %v", r.store.Breaker(), r.store.Fallback("api"))
+		t.Fatalf("after recovery: %+v", res)
 	}
 	if got := r.rec.transitions(); !slices.Equal(got, []string{"api>local", "api>shared"}) {
 		t.Fatalf("transitions %v", got)
@@ -184,6 +192,17 @@ func TestBreakerRecovery(t *testing.T) {
 	}
 	if !strings.Contains(log, "level=WARN msg=\"ratelimit: shared store back after 2.2s") {
 		t.Errorf("the recovery is not logged at warn:\n%s", log)
+	}
+}
+
+// waitFor polls cond until it holds, and fails t after 10 seconds of real time: the
+// background prober runs on real time while the test's clock is virtual.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within 10s", what)
+		}
 	}
 }
 

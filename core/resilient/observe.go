@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,24 +79,28 @@ func (s *Store) recovered(now int64) {
 	}
 }
 
-// breakerChanged logs a change of the breaker's state: opening and closing at warn,
-// probing at debug.
-func (s *Store) breakerChanged(tr *transition) {
+// breakerChanged logs a change of a breaker's state (slot -1: the store-wide one):
+// opening and closing at warn, probing at debug.
+func (s *Store) breakerChanged(tr *transition, slot int) {
 	if tr == nil {
 		return
 	}
 	log := s.cfg.logger
+	which := "circuit breaker"
+	if slot >= 0 {
+		which = "circuit breaker of cluster slot " + strconv.Itoa(slot)
+	}
 	switch {
 	case tr.to == BreakerOpen && tr.from == BreakerClosed:
-		log.Warn(fmt.Sprintf("ratelimit: shared store failing; circuit breaker open, next probe in %v", s.cfg.cooldown),
-			"store", s.cfg.storeName, "failures", tr.failures, "cooldown", s.cfg.cooldown)
+		log.Warn(fmt.Sprintf("ratelimit: shared store failing; %s open, next probe in %v", which, s.cfg.cooldown),
+			"store", s.cfg.storeName, "slot", slot, "failures", tr.failures, "calls", tr.calls, "cooldown", s.cfg.cooldown)
 	case tr.to == BreakerClosed:
-		log.Warn("ratelimit: shared store back after "+roundDuration(tr.after)+"; circuit breaker closed",
-			"store", s.cfg.storeName, "outage", tr.after)
+		log.Warn("ratelimit: shared store back after "+roundDuration(tr.after)+"; "+which+" closed",
+			"store", s.cfg.storeName, "slot", slot, "outage", tr.after)
 	case tr.to == BreakerHalfOpen:
-		log.Debug("ratelimit: circuit breaker half-open: probing the shared store", "store", s.cfg.storeName)
+		log.Debug("ratelimit: "+which+" half-open: a probe succeeded", "store", s.cfg.storeName, "slot", slot)
 	default:
-		log.Debug("ratelimit: probe failed; circuit breaker open again", "store", s.cfg.storeName, "cooldown", s.cfg.cooldown)
+		log.Debug("ratelimit: probe failed; "+which+" open again", "store", s.cfg.storeName, "slot", slot, "cooldown", s.cfg.cooldown)
 	}
 }
 

@@ -17,8 +17,9 @@ type Observer interface {
 	// reported: a client that went away is not a store failure.
 	OnStoreCall(e *StoreCallEvent)
 	// OnFallback is called when a policy enters its failure mode (the first decision
-	// the failure mode takes for it) and when it leaves it (the shared store answers
-	// again).
+	// its failure mode takes for it because a breaker is open) and when it leaves it
+	// (every breaker is closed again). A slow call decided while the breakers stay
+	// closed is not a transition.
 	OnFallback(e *FallbackEvent)
 	// OnLocalRefusal is called for every request the pre-limiter refuses in process
 	// memory, without asking the shared store: a hot key.
@@ -66,6 +67,10 @@ const (
 	ViaOpen Via = "open"
 	// ViaClosed: the Closed mode (refused as unavailable).
 	ViaClosed Via = "closed"
+	// ViaLastShared: the key's last shared answer, without refill, for a Local
+	// policy's call that failed while the breaker stayed closed (a slow call under
+	// load); also a refusal of such a call for a key with no answer.
+	ViaLastShared Via = "last-shared"
 )
 
 // DecisionEvent is one policy's part of a decision.

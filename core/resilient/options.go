@@ -13,12 +13,32 @@ import (
 const (
 	// DefaultMode is the failure mode of policies without one of their own.
 	DefaultMode = Local
-	// DefaultDeadline bounds every call to the shared store.
+	// DefaultDeadline bounds every call to the shared store while its recent answers
+	// are fast: the floor of the adaptive deadline (WithAdaptiveDeadline).
 	DefaultDeadline = 50 * time.Millisecond
-	// DefaultFailureThreshold is how many failed calls in a row open the breaker.
+	// DefaultDeadlineMultiple is the multiple of the recent p99 latency the deadline
+	// grows to, up to its ceiling.
+	DefaultDeadlineMultiple = 4
+	// DefaultDeadlineCeiling is the ceiling of the adaptive deadline, unless
+	// WithDeadline sets a floor above it (the ceiling is then four times the floor).
+	DefaultDeadlineCeiling = 200 * time.Millisecond
+	// DefaultFailureThreshold is how many failed calls the breaker's window must hold
+	// before it can open.
 	DefaultFailureThreshold = 3
-	// DefaultCooldown is how long an open breaker waits before it probes the shared store.
-	DefaultCooldown = time.Second
+	// DefaultFailureRate is the share of failed calls over the window at or above
+	// which the breaker opens.
+	DefaultFailureRate = 0.5
+	// DefaultMinCalls is how many calls the breaker's window must hold before it can
+	// open: a few slow calls among few calls are not an outage.
+	DefaultMinCalls = 10
+	// DefaultFailureWindow is the breaker's window.
+	DefaultFailureWindow = time.Second
+	// DefaultCooldown is how long an open breaker waits before it probes the shared
+	// store in the background, and the interval between probes.
+	DefaultCooldown = 250 * time.Millisecond
+	// DefaultRecoveryProbes is how many background probes in a row must succeed before
+	// decisions return to the shared store: the hysteresis that prevents flapping.
+	DefaultRecoveryProbes = 2
 	// DefaultMaxInFlight bounds the shared-store calls running at once.
 	DefaultMaxInFlight = 10_000
 	// DefaultPreLimitKeys bounds how many refused keys the pre-limiter remembers.
@@ -29,13 +49,23 @@ const (
 	DefaultStoreName = "shared"
 	// maxDeadline bounds WithDeadline.
 	maxDeadline = time.Minute
+	// storeWideRate is the failure rate that opens the store-wide breaker when failures
+	// are also tracked per Cluster slot: only an outage of (nearly) every node stops
+	// every decision; a stuck node opens its slots' breakers.
+	storeWideRate = 0.9
 )
 
 type config struct {
 	mode        Mode
 	modes       map[string]Mode
 	deadline    time.Duration
+	ceiling     time.Duration // 0: derived from deadline
+	multiple    int
 	threshold   int
+	rate        float64
+	minCalls    int
+	window      time.Duration
+	probes      int
 	cooldown    time.Duration
 	maxInFlight int
 	replicas    int64
@@ -81,10 +111,12 @@ func WithPolicyMode(policy string, mode Mode) Option {
 	}
 }
 
-// WithDeadline bounds every call to the shared store (default DefaultDeadline, 50ms).
-// A call that has not answered by then is a failure (KindTimeout) and the failure mode
-// decides. Choose it above the store's slowest healthy answers (its p99.9) and well
-// below what a request may spend on rate limiting.
+// WithDeadline sets the floor of the deadline of every call to the shared store
+// (default DefaultDeadline, 50ms): the deadline while recent answers are fast. A call
+// that has not answered by then is a failure (KindTimeout): it counts toward the
+// breaker, and the request is decided from the key's last shared answer (see Store).
+// Choose it above the store's healthy p99.9 and well below what a request may spend
+// on rate limiting. The deadline adapts to observed latency (WithAdaptiveDeadline).
 func WithDeadline(d time.Duration) Option {
 	return func(c *config) error {
 		if d <= 0 || d > maxDeadline {
@@ -95,9 +127,10 @@ func WithDeadline(d time.Duration) Option {
 	}
 }
 
-// WithBreaker sets the circuit breaker: failures failed calls in a row open it
-// (default DefaultFailureThreshold, 3), and an open breaker probes the shared store
-// again after cooldown (default DefaultCooldown, 1s), one probe at a time.
+// WithBreaker sets the circuit breaker: its window must hold at least failures
+// failed calls before it opens (default DefaultFailureThreshold, 3; see also
+// WithFailureRate), and an open breaker probes the shared store in the background
+// every cooldown (default DefaultCooldown, 250ms), with or without traffic.
 func WithBreaker(failures int, cooldown time.Duration) Option {
 	return func(c *config) error {
 		if failures < 1 {
@@ -107,6 +140,61 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 			return fmt.Errorf("resilient: WithBreaker(%d, %v): want a cooldown in (0, 1h]", failures, cooldown)
 		}
 		c.threshold, c.cooldown = failures, cooldown
+		return nil
+	}
+}
+
+// WithFailureRate sets when the breaker opens: when, over the last window (default
+// DefaultFailureWindow, 1s), at least minCalls calls were made (default
+// DefaultMinCalls, 10) and at least rate of them failed (default DefaultFailureRate,
+// 0.5), as well as the minimum failures of WithBreaker. A slow call among healthy ones
+// is load, not an outage. On a store that names its keys (KeyNamer: the Redis store),
+// the same rule opens a breaker per Cluster slot, and the store-wide breaker opens
+// only when nearly every call fails (90%).
+func WithFailureRate(rate float64, minCalls int, window time.Duration) Option {
+	return func(c *config) error {
+		if !(rate > 0 && rate <= 1) {
+			return fmt.Errorf("resilient: WithFailureRate(%v, %d, %v): want a rate in (0, 1]", rate, minCalls, window)
+		}
+		if minCalls < 1 {
+			return fmt.Errorf("resilient: WithFailureRate(%v, %d, %v): want at least 1 call", rate, minCalls, window)
+		}
+		if window < 10*time.Millisecond || window > time.Hour {
+			return fmt.Errorf("resilient: WithFailureRate(%v, %d, %v): want a window in [10ms, 1h]", rate, minCalls, window)
+		}
+		c.rate, c.minCalls, c.window = rate, minCalls, window
+		return nil
+	}
+}
+
+// WithRecoveryProbes sets how many background probes in a row must succeed before an
+// open breaker closes (default DefaultRecoveryProbes, 2): the hysteresis that keeps a
+// flapping store from flipping decisions between local and shared.
+func WithRecoveryProbes(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > 100 {
+			return fmt.Errorf("resilient: WithRecoveryProbes(%d): want 1 to 100", n)
+		}
+		c.probes = n
+		return nil
+	}
+}
+
+// WithAdaptiveDeadline lets the deadline grow to multiple times the recent p99
+// latency of successful calls (default DefaultDeadlineMultiple, 4), never below
+// WithDeadline's floor nor above ceiling (default DefaultDeadlineCeiling, 200ms, or
+// four times the floor when that is more). A saturated client sees its healthy
+// store's answers take longer; its deadline follows, instead of declaring the store
+// dead. A ceiling equal to the floor turns adaptation off.
+func WithAdaptiveDeadline(multiple int, ceiling time.Duration) Option {
+	return func(c *config) error {
+		if multiple < 1 || multiple > 100 {
+			return fmt.Errorf("resilient: WithAdaptiveDeadline(%d, %v): want a multiple of 1 to 100", multiple, ceiling)
+		}
+		if ceiling <= 0 || ceiling > maxDeadline {
+			return fmt.Errorf("resilient: WithAdaptiveDeadline(%d, %v): want a ceiling in (0, %v]", multiple, ceiling, maxDeadline)
+		}
+		c.multiple, c.ceiling = multiple, ceiling
 		return nil
 	}
 }
@@ -128,8 +216,9 @@ func WithMaxInFlight(n int) Option {
 // WithReplicas makes Local mode stricter for a service of n replicas: each replica
 // enforces 1/n of every policy's rate and capacity (rounded down, and never below the
 // policy's default cost or one request), so that the replicas together admit about
-// the policy's limit while each counts alone. Default 1: each replica enforces the
-// whole policy.
+// the policy's limit while each counts alone. A key's local allowance continues from
+// its last shared answer, divided the same way. Default 1: each replica enforces the
+// whole policy; set it whenever the replica count is known.
 func WithReplicas(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -246,7 +335,12 @@ func newConfig(options []Option) (config, error) {
 	c := config{
 		mode:        DefaultMode,
 		deadline:    DefaultDeadline,
+		multiple:    DefaultDeadlineMultiple,
 		threshold:   DefaultFailureThreshold,
+		rate:        DefaultFailureRate,
+		minCalls:    DefaultMinCalls,
+		window:      DefaultFailureWindow,
+		probes:      DefaultRecoveryProbes,
 		cooldown:    DefaultCooldown,
 		maxInFlight: DefaultMaxInFlight,
 		replicas:    1,
@@ -264,6 +358,12 @@ func newConfig(options []Option) (config, error) {
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
+	}
+	if c.ceiling == 0 {
+		c.ceiling = max(DefaultDeadlineCeiling, 4*c.deadline)
+	}
+	if c.ceiling < c.deadline {
+		return config{}, fmt.Errorf("resilient: WithAdaptiveDeadline: ceiling %v is below the deadline %v", c.ceiling, c.deadline)
 	}
 	return c, nil
 }

@@ -144,3 +144,35 @@ func TestPreLimiterDuringOutage(t *testing.T) {
 		t.Fatalf("another key in open mode: %+v", res)
 	}
 }
+
+// When the pre-limiter refuses a stack, every member reports what the shared store
+// last said of it, as a store reports the members of a refused stack: the IP policy
+// that admitted two stacks has its remaining left, not 0.
+func TestPreLimiterReportsEveryMemberTruthfully(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	results := make([]core.Result, 3)
+	for i := 0; i < 3; i++ {
+		r.store.DecideStack(ctx, loginStack(fmt.Sprint("user", i)), results)
+	}
+	shared := append([]core.Result(nil), results...) // the shared store's refusal of the third
+	if shared[2].Allowed || shared[1].Remaining <= 0 {
+		t.Fatalf("the subnet should refuse the third stack, the IP have some left: %+v", shared)
+	}
+	calls := r.shared.calls.Load()
+	reqs := loginStack("user0") // an account the shared store answered for
+	if allowed, err := r.store.DecideStack(ctx, reqs, results); allowed || err != nil || r.shared.calls.Load() != calls {
+		t.Fatalf("pre-limited stack: allowed %v, err %v, %d calls", allowed, err, r.shared.calls.Load()-calls)
+	}
+	for i := range results {
+		if results[i].Policy != reqs[i].Policy.Name() || results[i].Limit != reqs[i].Policy.Capacity() {
+			t.Fatalf("member %d: %+v", i, results[i])
+		}
+	}
+	if results[1].Remaining != shared[1].Remaining || results[1].RetryAfter != 0 || results[1].Allowed {
+		t.Fatalf("the IP policy reports %+v, want its last shared remaining %d, not refusing", results[1], shared[1].Remaining)
+	}
+	if results[0].Remaining != account.Capacity()-1 { // user0's one admitted stack
+		t.Fatalf("the account policy reports remaining %d, want %d", results[0].Remaining, account.Capacity()-1)
+	}
+}

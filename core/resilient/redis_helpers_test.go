@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/prommetrics"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
@@ -66,6 +67,23 @@ func newReplica(t testing.TB, srv *redistest.Server, options ...resilient.Option
 	t.Cleanup(func() { r.store.Close() })
 	return r
 }
+
+// openBreaker decides on a throwaway key until the store-wide breaker of store opens
+// (its failures confirmed by a probe), for tests of what the failure modes do once an
+// outage is established: before that, a slow call is decided from the key's last
+// shared answer, and a key without one is refused in Local mode.
+func openBreaker(t testing.TB, store *resilient.Store) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); store.Breaker() == resilient.BreakerClosed; {
+		if time.Now().After(end) {
+			t.Fatal("the breaker did not open within 10s of failures")
+		}
+		store.Decide(context.Background(), core.Request{Policy: throwaway, Key: "ip:192.0.2.250"})
+	}
+}
+
+// throwaway is the policy openBreaker decides on.
+var throwaway = core.MustPolicy("throwaway", core.GCRA, core.PerSecond(1000))
 
 // admin is a client of srv for the test's own commands (INFO, CLIENT LIST).
 func admin(t testing.TB, srv *redistest.Server) *redis.Client {

@@ -35,12 +35,12 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 		}
 		return nil
 	}
-	start, now := s.instant()
-	t := s.allow(now)
-	if !t.allowed {
+	start, _ := s.instant()
+	slot := s.slots.of(&req)
+	if !s.closedFor(slot) {
 		return fmt.Errorf("resilient: release lease of policy %q (it expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, ErrBreakerOpen)
 	}
-	o, err := s.call(ctx, t, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) })
+	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) })
 	switch o {
 	case succeeded:
 		return nil

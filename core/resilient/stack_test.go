@@ -109,7 +109,7 @@ func TestStackFailureModes(t *testing.T) {
 // after the subnet refused the third.
 func TestLocalStackChargesNothingWhenRefused(t *testing.T) {
 	r := newRig(t)
-	r.shared.fail(errDown)
+	r.trip(t, account)
 	results := make([]core.Result, 3)
 	for i := 0; i < 4; i++ { // subnet admits 2, refuses 2
 		r.store.DecideStack(context.Background(), loginStack("alice"), results)

@@ -25,9 +25,13 @@ type Store struct {
 	// realClock reports that the Store's clock is time.Now, so that one read serves
 	// both latency and the Store's time (see instant).
 	realClock bool
-	breaker   *breaker
+	breaker   *breaker      // the whole store's
+	slots     *slotBreakers // per Cluster slot, for a shared store that names its keys; nil otherwise
+	deadline  *adaptiveDeadline
+	prober    *prober
 	guard     *guard
 	pre       *preLimiter
+	memo      *memo
 	degrade   *degrader
 	falls     *fallbacks
 	leases    *leaseBook
@@ -77,6 +81,15 @@ func New(shared core.Store, options ...Option) (*Store, error) {
 	if realClock {
 		cfg.clock = time.Now
 	}
+	policy := breakerPolicy{
+		rate: cfg.rate, minCalls: int64(cfg.minCalls), minFailures: int64(cfg.threshold),
+		window: int64(cfg.window), cooldown: int64(cfg.cooldown), probes: cfg.probes,
+	}
+	slots := newSlotBreakers(shared, policy)
+	storeWide := policy
+	if slots != nil {
+		storeWide.rate = max(policy.rate, storeWideRate)
+	}
 	return &Store{
 		realClock: realClock,
 		shared:    shared,
@@ -84,9 +97,13 @@ func New(shared core.Store, options ...Option) (*Store, error) {
 		local:     local,
 		cfg:       cfg,
 		epoch:     cfg.clock(),
-		breaker:   newBreaker(cfg.threshold, cfg.cooldown),
+		breaker:   newBreaker(storeWide),
+		slots:     slots,
+		deadline:  newAdaptiveDeadline(cfg.deadline, cfg.ceiling, cfg.multiple),
+		prober:    newProber(),
 		guard:     newGuard(cfg.deadline, cfg.maxInFlight),
 		pre:       newPreLimiter(cfg.preKeys),
+		memo:      newMemo(max(cfg.preKeys, DefaultPreLimitKeys)),
 		degrade:   newDegrader(cfg.replicas, cfg.degrade),
 		falls:     newFallbacks(),
 		leases:    newLeaseBook(),
@@ -106,8 +123,25 @@ func (s *Store) instant() (real time.Time, now int64) {
 // now is the Store's time: nanoseconds since New on its clock (monotonic by default).
 func (s *Store) now() int64 { return int64(s.cfg.clock().Sub(s.epoch)) }
 
-// Breaker is the circuit breaker's state.
+// Breaker is the state of the store-wide circuit breaker. On a store that names its
+// keys (KeyNamer), failures are also tracked per Cluster slot: see BreakerFor.
 func (s *Store) Breaker() BreakerState { return s.breaker.current() }
+
+// BreakerFor is the state of the breaker that decides whether req calls the shared
+// store: the store-wide one when it is not closed, else that of req's Cluster slot
+// (closed when the slot never failed, or when slots are not tracked).
+func (s *Store) BreakerFor(req core.Request) BreakerState {
+	if st := s.breaker.current(); st != BreakerClosed {
+		return st
+	}
+	if b := s.slots.get(s.slots.of(&req)); b != nil {
+		return b.current()
+	}
+	return BreakerClosed
+}
+
+// Deadline is the current deadline of shared-store calls (see WithAdaptiveDeadline).
+func (s *Store) Deadline() time.Duration { return s.deadline.get() }
 
 // Fallback reports whether the policy named policy is in its failure mode: its failure
 // mode has decided since the shared store last answered.
@@ -126,6 +160,7 @@ func (s *Store) PreLimitKeys() int { return s.pre.len() }
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.stopProber()
 		s.guard.stop()
 		errShared := s.shared.Close()
 		s.guard.wait()

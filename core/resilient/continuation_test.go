@@ -1,0 +1,81 @@
+package resilient_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
+)
+
+// admittedOf decides key n times and counts the admissions.
+func admittedOf(t testing.TB, r *rig, p core.Policy, key string, n int) int {
+	t.Helper()
+	admitted := 0
+	for i := 0; i < n; i++ {
+		if r.decide(t, p, key).Allowed {
+			admitted++
+		}
+	}
+	return admitted
+}
+
+// Entering Local mode never refills a bucket: a key continues from its last shared
+// answer (3 of 5 spent: 2 left), and back on the shared store, which never saw those
+// 2, the first answer is followed by a charge of them: the key gets 5 in all, not 5
+// on Redis, 5 in memory and 2 more on return.
+func TestLocalModeContinuesFromTheLastSharedAnswer(t *testing.T) {
+	r := newRig(t)
+	if got := admittedOf(t, r, perMinute5, "k", 3); got != 3 {
+		t.Fatalf("healthy: %d admitted, want 3", got)
+	}
+	r.trip(t, perMinute5)
+	if got := admittedOf(t, r, perMinute5, "k", 5); got != 2 {
+		t.Fatalf("local mode admitted %d, want the 2 the shared store had left", got)
+	}
+	if got := admittedOf(t, r, perMinute5, "never-seen", 6); got != 5 {
+		t.Fatalf("a key with no shared answer: %d admitted, want its whole share, 5", got)
+	}
+	r.shared.heal()
+	r.clock.Advance(time.Second)
+	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api") })
+	// The shared store has 2 left for "k", plus what a second refilled (none at 5 a minute).
+	if got := admittedOf(t, r, perMinute5, "k", 3); got != 0 {
+		t.Fatalf("back on the shared store: %d admitted, want 0 (the local admissions are settled)", got)
+	}
+}
+
+// Entering Local mode with WithReplicas(2) gives each replica half of what the last
+// shared answer left: 4 left, 2 each.
+func TestLocalModeDividesTheLastAnswer(t *testing.T) {
+	r := newRig(t, resilient.WithReplicas(2))
+	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
+	if got := admittedOf(t, r, p, "k", 6); got != 6 {
+		t.Fatalf("healthy: %d admitted, want 6", got)
+	}
+	r.trip(t, p)
+	if got := admittedOf(t, r, p, "k", 5); got != 2 {
+		t.Fatalf("local mode admitted %d, want half of the 4 left", got)
+	}
+}
+
+// A slow call while the breaker stays closed is not an outage: no transition, and the
+// key's last shared answer decides, without refill.
+func TestSlowCallDecidesFromTheLastAnswer(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	if got := admittedOf(t, r, perMinute5, "k", 3); got != 3 {
+		t.Fatalf("healthy: %d admitted, want 3", got)
+	}
+	r.shared.fail(errDown)
+	if got := admittedOf(t, r, perMinute5, "k", 4); got != 2 {
+		t.Fatalf("slow calls admitted %d, want the 2 left", got)
+	}
+	if r.store.Breaker() != resilient.BreakerClosed || r.store.Fallback("api") || len(r.rec.transitions()) != 0 {
+		t.Fatalf("slow calls are not an outage: breaker %v, fallback %v, transitions %v", r.store.Breaker(), r.store.Fallback("api"), r.rec.transitions())
+	}
+	res, err := r.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "k"})
+	if err != nil || res.Allowed || res.RetryAfter <= 0 {
+		t.Fatalf("a refusal from the last answer: %+v, %v; want a Retry-After", res, err)
+	}
+}

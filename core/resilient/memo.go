@@ -1,0 +1,355 @@
+package resilient
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash/maphash"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// memoShards splits the memo's map to keep its locks apart.
+const memoShards = 16
+
+// memo remembers, per (policy, key), the last answer the shared store gave, so that a
+// decision the shared store cannot take continues from what it last said instead of
+// from a fresh bucket:
+//
+//   - a slow call while the breaker is closed is decided from the last answer, without
+//     refill: admitted while the answer's Remaining (less what such decisions spent
+//     since) covers the cost (decideSlow);
+//   - Local mode seeds each key's local allowance from the last answer, scaled to the
+//     degraded policy, and never raises it while it runs (localKey, localDecided);
+//   - back on the shared store, the first answer for a key whose local allowance is
+//     still recovering is followed by a charge of the difference, so that the shared
+//     store, which never saw the local admissions, does not grant them again (debt).
+//
+// Memory is bounded: at most maxKeys entries, each dropped once its key has fully
+// recovered everywhere it was decided; an answer that finds its shard full of live
+// entries is not remembered, and the key is then unknown (its replica's share).
+type memo struct {
+	seed     maphash.Seed
+	perShard int
+	gen      atomic.Uint64 // numbers local allowances, so each seed starts on a fresh local key
+	shards   [memoShards]memoShard
+}
+
+type memoShard struct {
+	mu       sync.Mutex
+	entries  map[preKey]memoEntry
+	earliest int64 // no entry expires before this (ns)
+}
+
+type memoEntry struct {
+	known      bool  // a shared answer is known
+	at         int64 // ns: when the shared store answered
+	remaining  int64 // its Remaining
+	retryUntil int64 // ns: refused until then (0 when it admitted)
+	resetAt    int64 // ns: when the key fully recovers, by its ResetAfter
+	spent      int64 // spent by slow-call decisions since the answer
+
+	gen            uint64 // the local allowance's number; 0: none
+	seededFrom     int64  // at of the answer the local allowance was seeded from
+	localRemaining int64  // Remaining of the last local decision
+	localAt        int64  // ns: when the last local decision was taken
+	localUntil     int64  // ns: when the local allowance fully recovers
+}
+
+// expires is when the entry stops mattering: the key has fully recovered in the
+// shared store's last answer and in the local store.
+func (e *memoEntry) expires() int64 { return max(e.resetAt, e.localUntil) }
+
+func newMemo(maxKeys int) *memo {
+	m := &memo{seed: maphash.MakeSeed(), perShard: max(1, maxKeys/memoShards)}
+	for i := range m.shards {
+		m.shards[i].entries = make(map[preKey]memoEntry)
+	}
+	return m
+}
+
+func (m *memo) shard(k preKey) *memoShard {
+	return &m.shards[maphash.Comparable(m.seed, k)%memoShards]
+}
+
+// remember records the shared store's answer res to req at now.
+func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
+	if req.Policy.Algorithm() == core.Concurrency {
+		return
+	}
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
+		return
+	}
+	e.known, e.at, e.remaining, e.spent = true, now, res.Remaining, 0
+	e.retryUntil = 0
+	if !res.Allowed && res.RetryAfter > 0 {
+		e.retryUntil = now + int64(res.RetryAfter)
+	}
+	e.resetAt = now + int64(res.ResetAfter)
+	sh.entries[k] = e
+	if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
+		sh.earliest = x
+	}
+}
+
+// sweep drops the entries that no longer matter and reports whether any was. Requires sh.mu.
+func (sh *memoShard) sweep(now int64) bool {
+	freed := false
+	earliest := int64(1<<63 - 1)
+	for k, e := range sh.entries {
+		if now >= e.expires() {
+			delete(sh.entries, k)
+			freed = true
+			continue
+		}
+		earliest = min(earliest, e.expires())
+	}
+	sh.earliest = earliest
+	return freed
+}
+
+// available is what the last answer leaves for the key at now: its Remaining less
+// what slow-call decisions spent since, or the whole capacity once the answer's
+// ResetAfter has passed.
+func (e *memoEntry) available(capacity, now int64) int64 {
+	if now >= e.resetAt {
+		return max(0, capacity-e.spent)
+	}
+	return max(0, min(capacity, e.remaining-e.spent))
+}
+
+// decideSlow decides req at now from the key's last shared answer, for a call that
+// failed while the breaker stayed closed. It reports false when no answer is known.
+func (m *memo) decideSlow(req *core.Request, now int64) (core.Result, bool) {
+	res, ok := m.peekSlow(req, now)
+	if ok && res.Allowed {
+		m.spendSlow(req)
+	}
+	return res, ok
+}
+
+// decideSlowStack is decideSlow for a stack, all-or-nothing: it reports false when
+// the answer of a member is not known.
+func (m *memo) decideSlowStack(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
+	allowed = true
+	for i := range reqs {
+		if results[i], ok = m.peekSlow(&reqs[i], now); !ok {
+			return false, false
+		}
+		allowed = allowed && results[i].Allowed
+	}
+	for i := range reqs {
+		switch {
+		case allowed:
+			m.spendSlow(&reqs[i])
+		case results[i].Allowed: // refused by another member: unspent
+			results[i].Allowed = false
+			results[i].Remaining += reqs[i].EffectiveCost()
+		}
+	}
+	return allowed, true
+}
+
+// peekSlow is decideSlow without spending.
+func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
+	if req.Policy.Algorithm() == core.Concurrency {
+		return core.Result{}, false
+	}
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	e, ok := sh.entries[k]
+	sh.mu.Unlock()
+	if !ok || !e.known {
+		return core.Result{}, false
+	}
+	capacity, cost := req.Policy.Capacity(), req.EffectiveCost()
+	res := core.Result{Policy: req.Policy.Name(), Limit: capacity, ResetAfter: time.Duration(max(0, e.resetAt-now))}
+	avail := e.available(capacity, now)
+	if avail >= cost {
+		res.Allowed, res.Remaining = true, avail-cost
+		return res, true
+	}
+	res.Remaining = avail
+	res.RetryAfter = time.Duration(e.retryUntil - now)
+	if res.RetryAfter <= 0 { // one emission of the cost: a hint, the store knows better
+		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*cost))
+	}
+	return res, true
+}
+
+// spendSlow records that a slow-call decision admitted req.
+func (m *memo) spendSlow(req *core.Request) {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	if e, ok := sh.entries[k]; ok {
+		e.spent += req.EffectiveCost()
+		sh.entries[k] = e
+	}
+	sh.mu.Unlock()
+}
+
+// remaining is what the last answer says is left for req at now (for the members of
+// a stack the pre-limiter refuses), and when the key fully recovers; an unknown key
+// reports its full capacity, as a store that never saw it does.
+func (m *memo) remaining(req *core.Request, now int64) (int64, time.Duration) {
+	capacity := req.Policy.Capacity()
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || !e.known {
+		return capacity, 0
+	}
+	return e.available(capacity, now), time.Duration(max(0, e.resetAt-now))
+}
+
+// localKey is the local store's key for req's local allowance on the degraded policy
+// q at now. A new allowance is spent down to its start by spend (called with the
+// memo's lock held, so that no decision sees it full; spend must not call the memo).
+// It starts from the last shared answer, scaled from the policy to q (the replica's
+// share), or at q's capacity when no answer is known (the replica's share, the
+// conservative assumption without information) or when the answer's ResetAfter has
+// passed. A live allowance is kept, unless a newer shared answer leaves less than it:
+// the allowance only ever goes down to what the shared store says, never up.
+func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func(key string, cost int64) error) (string, error) {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
+		return localKeyName(req.Key, 0), nil // not remembered: the replica's share, on the plain key
+	}
+	capQ := q.Capacity()
+	target := capQ
+	if e.known {
+		target = min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
+	}
+	if e.gen != 0 && now < e.localUntil && !(e.at > e.seededFrom && target < e.leftAt(capQ, now)) {
+		return localKeyName(req.Key, e.gen), nil
+	}
+	e.gen = m.gen.Add(1)
+	key := localKeyName(req.Key, e.gen)
+	if target < capQ {
+		if err := spend(key, capQ-target); err != nil {
+			return "", err
+		}
+	}
+	e.seededFrom = e.at
+	e.localRemaining, e.localAt = target, now
+	e.localUntil = max(e.localUntil, now+1)
+	sh.entries[k] = e
+	if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
+		sh.earliest = x
+	}
+	return key, nil
+}
+
+// localDecided records the local store's result res for req at now.
+func (m *memo) localDecided(req *core.Request, res *core.Result, now int64) {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || e.gen == 0 {
+		return
+	}
+	e.localRemaining, e.localAt = res.Remaining, now
+	e.localUntil = max(e.localUntil, now+int64(res.ResetAfter))
+	sh.entries[k] = e
+}
+
+// debt settles an outage's local admissions with the shared store, after the shared
+// store admitted req with res at now, until settled is called: the shared store
+// never saw those admissions, so it may hold more than the key's local allowance
+// (still recovering) has left. When the allowance cannot pay for req, req is refused
+// (refuse); owed is what to charge the shared store on top of req so that it holds
+// no more than the allowance leaves, scaled back from the degraded policy q. Both are
+// zero when nothing is owed.
+func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int64) (owed int64, refuse bool) {
+	if req.Policy.Algorithm() == core.Concurrency || !res.Allowed {
+		return 0, false
+	}
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || e.gen == 0 || now >= e.localUntil {
+		return 0, false
+	}
+	capP, capQ := req.Policy.Capacity(), max(1, q.Capacity())
+	left := e.leftAt(capQ, now) * capP / capQ
+	cost := req.EffectiveCost()
+	if left < cost {
+		owed, refuse = max(0, res.Remaining-left), true
+	} else {
+		left -= cost
+		owed = max(0, res.Remaining-left)
+	}
+	// Until the charge lands, concurrent decisions of the key pay from what is left.
+	e.localRemaining, e.localAt = left*capQ/capP, now
+	sh.entries[k] = e
+	return owed, refuse
+}
+
+// settled ends the settlement of req's local allowance at now: the next outage seeds
+// from the shared store's answers.
+func (m *memo) settled(req *core.Request, now int64) {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	if e, ok := sh.entries[k]; ok && e.localUntil > now {
+		e.localUntil = now
+		sh.entries[k] = e
+	}
+	sh.mu.Unlock()
+}
+
+// leftAt is what the local allowance of capacity capQ holds at now: its last
+// Remaining, recovering linearly to capQ by localUntil (exact for the bucket
+// algorithms, which recover at a constant rate; an estimate for windows).
+func (e *memoEntry) leftAt(capQ, now int64) int64 {
+	if now >= e.localUntil || e.localUntil <= e.localAt {
+		return capQ
+	}
+	gained := (capQ - e.localRemaining) * (now - e.localAt) / (e.localUntil - e.localAt)
+	return min(capQ, e.localRemaining+max(0, gained))
+}
+
+// localKeyName is the local store's key of allowance gen of key: the key itself for
+// 0, else the key and the number, hashed when that would be too long for a key.
+func localKeyName(key string, gen uint64) string {
+	if gen == 0 {
+		return key
+	}
+	if len(key) > core.MaxKeyLength-24 {
+		sum := sha256.Sum256([]byte(key))
+		key = hex.EncodeToString(sum[:])
+	}
+	return key + "\x1f" + strconv.FormatUint(gen, 10)
+}
+
+// len is how many keys the memo holds.
+func (m *memo) len() int {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += len(sh.entries)
+		sh.mu.Unlock()
+	}
+	return n
+}

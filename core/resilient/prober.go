@@ -1,0 +1,186 @@
+package resilient
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// maxProbeTick bounds the interval at which the prober looks for due probes.
+const maxProbeTick = 50 * time.Millisecond
+
+// probePolicy is the policy of background probes: generous, so that probes from many
+// replicas are admitted, and quick to expire.
+var probePolicy = core.MustPolicy("ratelimit-probe", core.GCRA, core.PerSecond(1000))
+
+// prober sends background probes while a breaker is not closed, so that shared
+// enforcement returns on its own, with or without traffic. Its goroutine starts when a
+// breaker opens and ends when every breaker is closed again, or at Close.
+type prober struct {
+	running atomic.Bool
+	stop    chan struct{}
+	mu      sync.Mutex // orders wg.Add before Close's wg.Wait
+	wg      sync.WaitGroup
+}
+
+func newProber() *prober { return &prober{stop: make(chan struct{})} }
+
+// wake starts the prober's goroutine unless it runs. Requires that s is not closed.
+func (s *Store) wake() {
+	p := s.prober
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.closed.Load() || !p.running.CompareAndSwap(false, true) {
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(min(maxProbeTick, s.cfg.cooldown/2+1))
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+			if !s.probeDue() {
+				p.running.Store(false)
+				if !s.anyOpen() || !p.running.CompareAndSwap(false, true) {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// stopProber stops the prober and waits for it.
+func (s *Store) stopProber() {
+	s.prober.mu.Lock() // s.closed is set: no goroutine starts after this
+	close(s.prober.stop)
+	s.prober.mu.Unlock()
+	s.prober.wg.Wait()
+}
+
+// anyOpen reports whether a breaker is not closed.
+func (s *Store) anyOpen() bool {
+	return !s.breaker.closed() || s.slots != nil && s.slots.notClosed.Load() > 0
+}
+
+// probeDue sends the probes that are due, one at a time, and reports whether a
+// breaker is still not closed.
+func (s *Store) probeDue() bool {
+	if s.closed.Load() {
+		return false
+	}
+	if s.breaker.probeDue(s.now()) {
+		s.probe(s.breaker, -1, CheckKey)
+	}
+	for _, slot := range s.slots.openSlots() {
+		b := s.slots.get(slot)
+		if b == nil || !b.probeDue(s.now()) {
+			continue
+		}
+		key, ok := s.slots.probeKey(slot, probePolicy)
+		if !ok {
+			continue
+		}
+		s.probe(b, slot, key)
+	}
+	return s.anyOpen()
+}
+
+// confirmMultiple is the deadline of a confirming probe, in ceilings of the adaptive
+// deadline: generous, because it decides between load and an outage.
+const confirmMultiple = 2
+
+// confirm sends, in the background, the probe that decides whether b (slot's breaker,
+// or the store's for -1) opens: its failures were an outage when the shared store does
+// not answer it within confirmMultiple ceilings of the deadline, load when it does.
+func (s *Store) confirm(b *breaker, slot int) {
+	p := s.prober
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.closed.Load() {
+		b.confirmed(true, s.now())
+		return
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		key := CheckKey
+		if slot >= 0 {
+			var ok bool
+			if key, ok = s.slots.probeKey(slot, probePolicy); !ok {
+				b.confirmed(true, s.now())
+				return
+			}
+		}
+		reachable, ok := s.probeCall(key, confirmMultiple*s.deadline.ceiling)
+		if !ok {
+			b.confirmed(true, s.now())
+			return
+		}
+		if tr := b.confirmed(reachable, s.now()); tr != nil {
+			if slot >= 0 {
+				s.slots.opened(slot)
+			}
+			s.breakerChanged(tr, slot)
+			s.wake()
+		}
+	}()
+}
+
+// probe decides one request of the probe policy on key with the shared store, under
+// the deadline's ceiling, and reports its outcome to b (slot's breaker, or the
+// store's for -1).
+func (s *Store) probe(b *breaker, slot int, key string) {
+	reachable, ok := s.probeCall(key, s.deadline.ceiling)
+	if !ok {
+		return
+	}
+	now := s.now()
+	tr := b.probed(reachable, now)
+	s.breakerChanged(tr, slot)
+	if tr != nil && tr.to == BreakerClosed {
+		if slot >= 0 {
+			s.slots.closedSlot(slot)
+		}
+		if !s.anyOpen() {
+			s.recovered(now)
+		}
+	}
+}
+
+// probeCall decides one request of the probe policy on key with the shared store
+// within d, reports the call to the observers, and reports whether the store answered;
+// ok is false when Close cancelled it, or when it timed out late (see late): the
+// client was too busy to tell.
+func (s *Store) probeCall(key string, d time.Duration) (reachable, ok bool) {
+	req := core.Request{Policy: probePolicy, Key: key}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.prober.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	start := time.Now()
+	err, timedOut := s.guard.run(ctx, d, func(ctx context.Context) error {
+		_, err := s.shared.Decide(ctx, req)
+		return err
+	})
+	o, kind := classify(ctx, err, timedOut)
+	if o == canceled || errors.Is(err, ErrClosed) {
+		return false, false
+	}
+	latency := time.Since(start)
+	s.storeCall(latency, kind, err)
+	return o == succeeded || o == broken, !(o == failed && kind == KindTimeout && late(latency, d))
+}

@@ -102,6 +102,14 @@ func (f *fakeShared) Release(ctx context.Context, req core.Request, lease uint64
 	return f.mem.Release(ctx, req, lease)
 }
 
+func (f *fakeShared) Refund(ctx context.Context, req core.Request) error {
+	defer f.finished.Add(1)
+	if err := f.enter(ctx); err != nil {
+		return err
+	}
+	return f.mem.Refund(ctx, req)
+}
+
 func (f *fakeShared) Close() error {
 	f.closed.Store(true)
 	return f.mem.Close()

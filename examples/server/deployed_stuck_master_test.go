@@ -114,6 +114,7 @@ func TestClusterStuckMasterUnderLoad(t *testing.T) {
 
 			t.Logf("%s: stopped master %d at %v for %v; the stuck key was decided by Redis again %v after SIGCONT (recovered: %v)",
 				router, stuckMaster, stopped.Sub(start).Round(time.Millisecond), continued.Sub(stopped).Round(time.Millisecond), recoveredAfter.Round(time.Millisecond), recovered)
+			t.Logf("%s: the server's warnings (breaker and fallback transitions):\n%s", router, grepLines(srv.logs.String(), "level=WARN"))
 			for m := 0; m < 3; m++ {
 				total := counts[m].admitted[0].Load() + counts[m].admitted[1].Load() + counts[m].admitted[2].Load()
 				t.Logf("%s: master %d (%s): admitted %d over %v, bound %d;%s", router, m, ipOn[m], total, end.Round(time.Millisecond),

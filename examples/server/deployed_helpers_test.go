@@ -124,9 +124,9 @@ func tokenBound(burst, perSecond int64, elapsed time.Duration) int64 {
 // phase is read when each answer arrives.
 type phaseCounts struct {
 	phase    atomic.Int32
-	admitted [4]atomic.Int64
-	refused  [4]atomic.Int64
-	other    [4]atomic.Int64
+	admitted [3]atomic.Int64
+	refused  [3]atomic.Int64
+	other    [3]atomic.Int64
 }
 
 func (p *phaseCounts) record(status int) {

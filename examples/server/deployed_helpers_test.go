@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// Helpers of the deployed-path tests: the server built from its flags, on a real
+// redis-server or a real 3-master Cluster, driven over loopback TCP.
+
+// followWallClock moves the server's virtual clock with the real time until the
+// test ends. The Redis store of -store redis reads Redis TIME (the server offers
+// no clock for it), so when Redis and the failure mode's local store must agree on
+// time (breaker cooldowns, the pre-limiter, local refills), the virtual clock
+// follows the wall. Bounds are then computed from measured elapsed time.
+func followWallClock(t *testing.T, clock *storetest.Clock) {
+	t.Helper()
+	start, origin := time.Now(), clock.Millis()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				clock.Set(origin + time.Since(start).Milliseconds())
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done); wg.Wait() })
+}
+
+// apiStateKey is the Redis key of policy "api"'s state for the client key (as
+// keyfuncs.ClientIP writes it, "ip:127.0.0.9").
+func apiStateKey(srv *testServer, clientKey string) string {
+	return redisstore.DefaultPrefix + "{" + srv.app.api.ID() + ":" + clientKey + "}"
+}
+
+// masterIndex is the index in c.Servers of the master that serves key's slot,
+// found with CLUSTER KEYSLOT and CLUSTER SLOTS.
+func masterIndex(t *testing.T, c *redistest.Cluster, key string) int {
+	t.Helper()
+	ctx := context.Background()
+	client := c.Servers[0].NewClient()
+	defer client.Close()
+	slot, err := client.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatalf("CLUSTER KEYSLOT %q: %v", key, err)
+	}
+	ranges, err := client.ClusterSlots(ctx).Result()
+	if err != nil {
+		t.Fatalf("CLUSTER SLOTS: %v", err)
+	}
+	for _, r := range ranges {
+		if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
+			for i, s := range c.Servers {
+				if s.Addr == r.Nodes[0].Addr {
+					return i
+				}
+			}
+		}
+	}
+	t.Fatalf("no master serves slot %d of %q", slot, key)
+	return -1
+}
+
+// flushCluster empties every master, so that subtests sharing a Cluster start clean.
+func flushCluster(t *testing.T, c *redistest.Cluster) {
+	t.Helper()
+	for _, s := range c.Servers {
+		client := s.NewClient()
+		err := client.FlushAll(context.Background()).Err()
+		client.Close()
+		if err != nil {
+			t.Fatalf("FLUSHALL %s: %v", s.Addr, err)
+		}
+	}
+}
+
+// clusterKeys lists the keys of every master that contain substr.
+func clusterKeys(t *testing.T, c *redistest.Cluster, substr string) []string {
+	t.Helper()
+	var keys []string
+	for _, s := range c.Servers {
+		client := s.NewClient()
+		found, err := client.Keys(context.Background(), "*").Result()
+		client.Close()
+		if err != nil {
+			t.Fatalf("KEYS on %s: %v", s.Addr, err)
+		}
+		for _, k := range found {
+			if strings.Contains(k, substr) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// tokenBound is what a token bucket of burst and rate per second may admit over
+// elapsed, with the tests' tolerance of 10%.
+func tokenBound(burst, perSecond int64, elapsed time.Duration) int64 {
+	exact := float64(burst) + float64(perSecond)*elapsed.Seconds()
+	return int64(exact*1.1) + 1
+}
+
+// phaseCounts counts admitted and refused answers per phase of a load test; the
+// phase is read when each answer arrives.
+type phaseCounts struct {
+	phase    atomic.Int32
+	admitted [3]atomic.Int64
+	refused  [3]atomic.Int64
+	other    [3]atomic.Int64
+}
+
+func (p *phaseCounts) record(status int) {
+	ph := p.phase.Load()
+	switch status {
+	case http.StatusOK:
+		p.admitted[ph].Add(1)
+	case http.StatusTooManyRequests:
+		p.refused[ph].Add(1)
+	default:
+		p.other[ph].Add(1)
+	}
+}
+
+func (p *phaseCounts) String() string {
+	var b strings.Builder
+	for i := range p.admitted {
+		fmt.Fprintf(&b, " [phase %d: %d admitted, %d refused, %d other]", i, p.admitted[i].Load(), p.refused[i].Load(), p.other[i].Load())
+	}
+	return b.String()
+}
+
+// hammer sends GET /api/resource from the client address ip on goroutines
+// goroutines until stop is closed, counting the answers in counts.
+func hammer(t *testing.T, srv *testServer, ip string, goroutines int, counts *phaseCounts, stop <-chan struct{}, wg *sync.WaitGroup) {
+	c := client(t, ip)
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest(http.MethodGet, srv.url+"/api/resource", nil)
+				resp, err := c.Do(req)
+				if err != nil {
+					counts.record(-1)
+					continue
+				}
+				resp.Body.Close()
+				counts.record(resp.StatusCode)
+			}
+		}()
+	}
+}
+
+// remainingOf reads policy's remaining from a RateLimit field
+// (`"api";r=4;t=60, "attempts";r=1;t=60`), or -1 when it is absent.
+func remainingOf(field, policy string) int64 {
+	for _, member := range strings.Split(field, ",") {
+		member = strings.TrimSpace(member)
+		if !strings.HasPrefix(member, strconv.Quote(policy)+";") {
+			continue
+		}
+		for _, param := range strings.Split(member, ";")[1:] {
+			if v, ok := strings.CutPrefix(param, "r="); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return -1
+				}
+				return n
+			}
+		}
+	}
+	return -1
+}

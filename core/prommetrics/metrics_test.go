@@ -55,9 +55,22 @@ func scrape(t *testing.T, registry *prometheus.Registry) map[string]*dto.MetricF
 // value is the value of the series of family with exactly labels (name=value pairs).
 func value(t *testing.T, families map[string]*dto.MetricFamily, family string, labels ...string) float64 {
 	t.Helper()
+	if _, ok := families[family]; !ok {
+		t.Fatalf("the scrape lacks %s", family)
+	}
+	v, ok := lookup(families, family, labels...)
+	if !ok {
+		t.Fatalf("%s has no series %v", family, labels)
+	}
+	return v
+}
+
+// lookup is the value of the series of family with exactly labels (name=value pairs),
+// and whether the scrape has it.
+func lookup(families map[string]*dto.MetricFamily, family string, labels ...string) (float64, bool) {
 	f, ok := families[family]
 	if !ok {
-		t.Fatalf("the scrape lacks %s", family)
+		return 0, false
 	}
 	want := map[string]string{}
 	for i := 0; i+1 < len(labels); i += 2 {
@@ -75,18 +88,34 @@ next:
 		}
 		switch {
 		case m.Counter != nil:
-			return m.Counter.GetValue()
+			return m.Counter.GetValue(), true
 		case m.Gauge != nil:
-			return m.Gauge.GetValue()
+			return m.Gauge.GetValue(), true
 		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount())
+			return float64(m.Histogram.GetSampleCount()), true
 		}
 	}
-	t.Fatalf("%s has no series %v", family, labels)
-	return 0
+	return 0, false
+}
+
+// waitFor polls cond until it holds, and fails the test naming what it waited for
+// when it does not within a generous bound: the breaker's confirming and recovery
+// probes run on the Store's own goroutines.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // A known sequence of decisions, failures and a recovery, read back from a scrape.
+// The Store's clock is injected and only the test advances it, so the background
+// probes happen exactly when the test lets them: one confirming probe before the
+// breaker opens, none while it is open and the clock stands still, and one per
+// cooldown the test advances during recovery. Every count is therefore exact.
 func TestScrapeAfterKnownSequence(t *testing.T) {
 	clock := storetest.NewClock()
 	mem, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
@@ -99,8 +128,12 @@ func TestScrapeAfterKnownSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The breaker opens when, over a minute (the clock stands still, so every call is
+	// in it), at least 3 calls were made, at least 3 failed (WithBreaker's default) and
+	// at least half failed, and one probe confirms the outage.
 	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithObserver(metrics),
 		resilient.WithStoreName("redis"), resilient.WithPolicyMode("login", resilient.Closed),
+		resilient.WithFailureRate(0.5, 3, time.Minute),
 		resilient.WithDeadline(5*time.Second), resilient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -109,32 +142,77 @@ func TestScrapeAfterKnownSequence(t *testing.T) {
 	ctx := context.Background()
 	api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(2))
 	login := core.MustPolicy("login", core.SlidingLog, core.PerMinute(5))
-	decide := func(p core.Policy, key string) error {
-		_, err := store.Decide(ctx, core.Request{Policy: p, Key: key})
-		return err
+	decide := func(p core.Policy, key string, want bool) {
+		t.Helper()
+		res, err := store.Decide(ctx, core.Request{Policy: p, Key: key})
+		if err != nil {
+			t.Fatalf("%s %s: %v", p.Name(), key, err)
+		}
+		if res.Allowed != want {
+			t.Fatalf("%s %s: allowed %v, want %v (breaker %v)", p.Name(), key, res.Allowed, want, store.Breaker())
+		}
 	}
 
 	before := scrape(t, registry)
 	if v := value(t, before, "ratelimit_fallback_active", "policy", "api"); v != 0 {
 		t.Fatalf("fallback_active before anything: %v", v)
 	}
-	for i := 0; i < 4; i++ { // shared: allowed, allowed, denied; then the pre-limiter refuses
-		decide(api, "ip:192.0.2.1")
-	}
+	// Shared store up: 4 store calls, no failure.
+	decide(api, "ip:192.0.2.1", true)  // shared
+	decide(api, "ip:192.0.2.1", true)  // shared
+	decide(api, "ip:192.0.2.1", false) // shared: the bucket is empty
+	decide(api, "ip:192.0.2.1", false) // the pre-limiter, without a store call
+	decide(api, "ip:192.0.2.2", true)  // shared: 1 left
+
+	// Shared store down. With 4 good calls in the window, the 4th failure makes half of
+	// the 8 calls failed; until then the breaker stays closed and the failures are
+	// decided from ip:192.0.2.2's last shared answer (1 left), without refill.
 	shared.down.Store(true)
-	for i := 0; i < 3; i++ { // three failures open the breaker; local mode admits 2, refuses 1
-		decide(api, "ip:192.0.2.2")
+	decide(api, "ip:192.0.2.2", true) // calls 5, failures 1: the last answer's 1 left
+	decide(api, "ip:192.0.2.2", false)
+	decide(api, "ip:192.0.2.2", false)
+	if s := store.Breaker(); s != resilient.BreakerClosed {
+		t.Fatalf("the breaker is %v after 3 failures of 7 calls; want closed", s)
 	}
-	if err := decide(login, "form:username:alice"); !errors.Is(err, core.ErrStoreUnavailable) {
+	// The 4th failure asks for a confirming probe (a 9th store call, failing), which
+	// opens the breaker; whether this decision sees it open or not, ip:192.0.2.2 has
+	// nothing left, in Local mode too: it continues from the last shared answer.
+	decide(api, "ip:192.0.2.2", false)
+	waitFor(t, "the confirming probe to open the breaker", func() bool { return store.Breaker() == resilient.BreakerOpen })
+
+	// Open: Local mode for api, Closed for login; no store call, no background probe
+	// while the clock stands still.
+	decide(api, "ip:192.0.2.2", false) // still nothing left: no fresh bucket
+	decide(api, "ip:192.0.2.3", true)  // unknown key: the replica's share (2 of 2)
+	decide(api, "ip:192.0.2.3", true)
+	decide(api, "ip:192.0.2.3", false)
+	if _, err := store.Decide(ctx, core.Request{Policy: login, Key: "form:username:alice"}); !errors.Is(err, core.ErrStoreUnavailable) {
 		t.Fatalf("closed policy during the outage: %v", err)
 	}
 	during := scrape(t, registry)
-	if v := value(t, during, "ratelimit_fallback_active", "policy", "api"); v != 1 {
-		t.Fatalf("fallback_active{api} during the outage: %v", v)
+	for _, p := range []string{"api", "login"} {
+		if v := value(t, during, "ratelimit_fallback_active", "policy", p); v != 1 {
+			t.Fatalf("fallback_active{%s} during the outage: %v", p, v)
+		}
 	}
+
+	// Recovery: two good background probes, one cooldown apart, close the breaker;
+	// both store calls succeed.
 	shared.down.Store(false)
 	clock.Advance(resilient.DefaultCooldown)
-	decide(api, "ip:192.0.2.3") // the probe: shared again
+	waitFor(t, "the first good probe to half-open the breaker", func() bool { return store.Breaker() == resilient.BreakerHalfOpen })
+	decide(api, "ip:192.0.2.4", true) // half-open: still Local mode, no store call
+	clock.Advance(resilient.DefaultCooldown)
+	waitFor(t, "the second good probe to close the breaker and end both fallbacks", func() bool {
+		if store.Breaker() != resilient.BreakerClosed {
+			return false
+		}
+		f := scrape(t, registry)
+		a, okA := lookup(f, "ratelimit_fallback_transitions_total", "policy", "api", "to", "shared")
+		l, okL := lookup(f, "ratelimit_fallback_transitions_total", "policy", "login", "to", "shared")
+		return okA && okL && a >= 1 && l >= 1
+	})
+	decide(api, "ip:192.0.2.5", true) // shared again
 
 	after := scrape(t, registry)
 	for _, tt := range []struct {
@@ -142,11 +220,16 @@ func TestScrapeAfterKnownSequence(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"ratelimit_decisions_total", []string{"policy", "api", "result", "allowed"}, 5},
-		{"ratelimit_decisions_total", []string{"policy", "api", "result", "denied"}, 3},
+		// allowed: .1 twice, .2 once shared and once from its last answer, .3 twice
+		// locally, .4 locally, .5 shared.
+		{"ratelimit_decisions_total", []string{"policy", "api", "result", "allowed"}, 8},
+		// denied: .1 by the store and by the pre-limiter, .2 four times, .3 once.
+		{"ratelimit_decisions_total", []string{"policy", "api", "result", "denied"}, 7},
 		{"ratelimit_decisions_total", []string{"policy", "login", "result", "unavailable"}, 1},
-		{"ratelimit_store_errors_total", []string{"store", "redis", "kind", "unavailable"}, 3},
-		{"ratelimit_store_latency_seconds", nil, 7},
+		// 4 failed decisions and the failed confirming probe.
+		{"ratelimit_store_errors_total", []string{"store", "redis", "kind", "unavailable"}, 5},
+		// 4 good calls, 4 failed ones, the confirming probe, 2 recovery probes, 1 good call.
+		{"ratelimit_store_latency_seconds", nil, 12},
 		{"ratelimit_fallback_active", []string{"policy", "api"}, 0},
 		{"ratelimit_fallback_active", []string{"policy", "login"}, 0},
 		{"ratelimit_fallback_transitions_total", []string{"policy", "api", "to", "local"}, 1},

@@ -2,11 +2,14 @@ package main
 
 import (
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
 )
 
 // The server on a real Redis that hangs (SIGSTOP): -on-store-error open admits
@@ -20,8 +23,18 @@ func TestStoreFailureModesOnAHungRedis(t *testing.T) {
 				"-algorithm", "sliding_log", "-limit", "5", "-period", "1m")
 			c := client(t, "127.0.0.1")
 			get := func(int) response { return do(t, c, http.MethodGet, srv.url+"/api/resource", nil) }
-			if r := get(0); r.status != http.StatusOK {
-				t.Fatalf("with Redis up: %d %s", r.status, r.body)
+			first := get(0)
+			if first.status != http.StatusOK {
+				t.Fatalf("with Redis up: %d %s", first.status, first.body)
+			}
+			// What Redis's answer left: the last shared answer Local mode continues from.
+			m := remainingRe.FindStringSubmatch(first.header.Get("RateLimit"))
+			if m == nil {
+				t.Fatalf("RateLimit %q on the first answer: no remaining", first.header.Get("RateLimit"))
+			}
+			left, err := strconv.Atoi(m[1])
+			if err != nil || left != 4 {
+				t.Fatalf("RateLimit %q on the first answer: want 4 of 5 left", first.header.Get("RateLimit"))
 			}
 			if err := redis.Pause(); err != nil {
 				t.Fatal(err)
@@ -29,42 +42,67 @@ func TestStoreFailureModesOnAHungRedis(t *testing.T) {
 			defer redis.Resume()
 			statuses := map[int]int{}
 			var retryAfter string
-			for i := 0; i < 12; i++ {
-				r := get(i)
+			count := func(r response) {
 				statuses[r.status]++
 				if r.status == http.StatusServiceUnavailable {
 					retryAfter = r.header.Get("Retry-After")
 				}
 			}
+			for i := 0; i < 12; i++ {
+				count(get(i))
+			}
+			// The breaker opens once the failure rate over its window is reached (at least
+			// 10 calls, 3 failures, half of them failed) and a confirming probe times out
+			// (400ms); the policy enters its failure mode at the first decision after that.
+			// Until then failing calls are decided as slow ones, by the same rule for each
+			// mode. Poll, with requests, counted like the others.
+			fallback := `ratelimit_fallback_active{policy="api"} 1`
+			var metrics string
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if metrics = do(t, c, http.MethodGet, srv.url+"/metrics", nil).body; strings.Contains(metrics, fallback) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("metrics do not show the fallback within 10s:\n%s", grepLines(metrics, "fallback"))
+				}
+				count(get(0))
+			}
+			total := 0
+			for _, n := range statuses {
+				total += n
+			}
 			switch mode {
 			case "open":
-				if statuses[http.StatusOK] != 12 {
-					t.Fatalf("open mode: %v, want all 12 admitted", statuses)
+				if statuses[http.StatusOK] != total {
+					t.Fatalf("open mode: %v, want all %d admitted", statuses, total)
 				}
 			case "closed":
-				if statuses[http.StatusServiceUnavailable] != 12 || retryAfter == "" {
-					t.Fatalf("closed mode: %v Retry-After %q, want 12 × 503 with Retry-After", statuses, retryAfter)
+				if statuses[http.StatusServiceUnavailable] != total || retryAfter == "" {
+					t.Fatalf("closed mode: %v Retry-After %q, want %d × 503 with Retry-After", statuses, retryAfter, total)
 				}
 			case "local":
-				// One was admitted by Redis before it hung; the local store does not know
-				// it, so it admits the policy's full 5 once more, then refuses.
-				if statuses[http.StatusOK] != 5 || statuses[http.StatusTooManyRequests] != 7 {
-					t.Fatalf("local mode: %v, want 5 admitted and 7 refused", statuses)
+				// Redis admitted 1 of the policy's 5 before it hung and said 4 were left.
+				// Failing calls while the breaker is still closed are decided from that
+				// answer, without refill, and once it is open Local mode continues the key
+				// from it, scaled to the replica's share (the server runs as 1 replica, so
+				// 4 × 5/5): 4 admitted in all, never a fresh bucket of 5; every other
+				// request is refused.
+				const limit, replicas = 5, 1 // -limit 5; the server sets no WithReplicas
+				want := left * (limit / replicas) / limit
+				if statuses[http.StatusOK] != want || statuses[http.StatusTooManyRequests] != total-want {
+					t.Fatalf("local mode: %v, want %d admitted and %d refused", statuses, want, total-want)
 				}
-			}
-			metrics := do(t, c, http.MethodGet, srv.url+"/metrics", nil).body
-			if !strings.Contains(metrics, `ratelimit_fallback_active{policy="api"} 1`) {
-				t.Errorf("metrics do not show the fallback:\n%s", grepLines(metrics, "fallback"))
 			}
 			if err := redis.Resume(); err != nil {
 				t.Fatal(err)
 			}
-			// Back to shared enforcement once the breaker's cooldown (on the server's
-			// virtual clock) has passed and its probe finds Redis answering again.
-			srv.clock.Advance(2 * time.Second)
+			// Back to shared enforcement once two background probes in a row, a cooldown
+			// apart on the server's virtual clock, find Redis answering again: each poll
+			// moves the clock on by one cooldown (250ms; well inside the policy's minute).
 			recovered := `ratelimit_fallback_active{policy="api"} 0`
 			var r response
 			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				srv.clock.Advance(resilient.DefaultCooldown)
 				r = get(0)
 				if strings.Contains(do(t, c, http.MethodGet, srv.url+"/metrics", nil).body, recovered) {
 					break
@@ -83,6 +121,9 @@ func TestStoreFailureModesOnAHungRedis(t *testing.T) {
 		})
 	}
 }
+
+// remainingRe finds the remaining quota (r=) in a RateLimit header.
+var remainingRe = regexp.MustCompile(`;r=(\d+)`)
 
 func grepLines(s, substr string) string {
 	var out []string

@@ -53,7 +53,7 @@ func TestStoreFailureModesOnAHungRedis(t *testing.T) {
 			}
 			// The breaker opens once the failure rate over its window is reached (at least
 			// 10 calls, 3 failures, half of them failed) and a confirming probe times out
-			// (400ms); the policy enters its failure mode at the first decision after that.
+			// (1s); the policy enters its failure mode at the first decision after that.
 			// Until then failing calls are decided as slow ones, by the same rule for each
 			// mode. Poll, with requests, counted like the others.
 			fallback := `ratelimit_fallback_active{policy="api"} 1`

@@ -39,7 +39,8 @@ for i = 1, n do
   end
 end
 
--- The reply is sized for one policy at once: grown slot by slot, it rehashes four times.
+-- The reply is sized for one policy at once: grown slot by slot, it rehashes four
+-- times (134.5k -> 131.8k server instructions per GCRA decision, cmd/servercost).
 local reply, all = {now, 1, 0, 0, 0, 0, 0}, 1
 for i = 1, n do
   local p = policies[i]

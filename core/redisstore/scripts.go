@@ -22,8 +22,20 @@ var algorithmFiles = map[core.Algorithm]string{
 	core.Concurrency:   "concurrency.lua",
 }
 
+// usesInstants is the algorithms whose files need lua/instant.lua before them.
+var usesInstants = map[core.Algorithm]bool{core.GCRA: true, core.LeakyBucket: true}
+
+// filesOf is what a script of algorithm a holds before its driver.
+func filesOf(a core.Algorithm) []string {
+	if usesInstants[a] {
+		return []string{"common.lua", "instant.lua", algorithmFiles[a]}
+	}
+	return []string{"common.lua", algorithmFiles[a]}
+}
+
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. Each is
-// lua/common.lua, then the files of the algorithms it decides, then its driver:
+// lua/common.lua, lua/instant.lua where GCRA or the leaky bucket need it, then the
+// files of the algorithms it decides, then its driver:
 // lua/stack.lua for stacks and single decisions, lua/batch.lua for batches. A script
 // holds only the algorithms it needs, because every call runs the whole chunk (each
 // function definition costs the server a closure per call); a stack of mixed
@@ -40,10 +52,11 @@ func loadScripts() scripts {
 		stack: make(map[core.Algorithm]*script, len(core.Algorithms)),
 		batch: make(map[core.Algorithm]*script, len(core.Algorithms)),
 	}
-	all := []string{"common.lua"}
+	all := []string{"common.lua", "instant.lua"}
 	for _, a := range core.Algorithms {
-		s.stack[a] = newScript(concat("common.lua", algorithmFiles[a], "stack.lua"))
-		s.batch[a] = newScript(concat("common.lua", algorithmFiles[a], "batch.lua"))
+		files := filesOf(a)
+		s.stack[a] = newScript(concat(append(files, "stack.lua")...))
+		s.batch[a] = newScript(concat(append(files, "batch.lua")...))
 		all = append(all, algorithmFiles[a])
 	}
 	s.mixed = newScript(concat(append(all, "stack.lua")...))

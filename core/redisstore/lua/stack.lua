@@ -13,10 +13,10 @@
 --   allowed remaining retry_after_ms reset_after_ms delay_ms
 -- Every argument is validated and every state read before the first write.
 
-local modes = {charge = true, peek = true, refund = true, undo = true}
 local n, mode = #KEYS, ARGV[1]
 local margin = int(ARGV[3], 0, MAX_PERIOD)
-if n < 1 or #ARGV ~= 3 + 3 * n or not margin or not modes[mode] then
+if n < 1 or #ARGV ~= 3 + 3 * n or not margin
+    or not (mode == 'charge' or mode == 'peek' or mode == 'refund' or mode == 'undo') then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
 local policies = {}
@@ -39,7 +39,9 @@ for i = 1, n do
   end
 end
 
-local reply, all = {now, 1}, 1
+-- The reply is sized for one policy at once: grown slot by slot, it rehashes four
+-- times (134.5k -> 131.8k server instructions per GCRA decision, cmd/servercost).
+local reply, all = {now, 1, 0, 0, 0, 0, 0}, 1
 for i = 1, n do
   local p = policies[i]
   local state = p.state

@@ -37,16 +37,24 @@ local function level(st, p, now)
   return tokens, updated
 end
 
+-- The waits count from updated, which lies after now when the clock went back: the
+-- bucket refills from there (behind ms later), as in core.
 function token_bucket.step(st, p, now, charge)
   local full, need = p.capacity * p.unit, p.cost * p.unit
   local tokens, updated = level(st, p, now)
-  if tokens < need then
-    return 0, floordiv(tokens, p.unit), ceildiv(need - tokens, p.refill), ceildiv(full - tokens, p.refill), 0
-  elseif not charge then
-    return 0, floordiv(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0
+  local behind = updated - now
+  if tokens < need or not charge then
+    local retry, reset = 0, 0
+    if tokens < need then
+      retry = behind + ceildiv(need - tokens, p.refill)
+    end
+    if tokens < full then
+      reset = behind + ceildiv(full - tokens, p.refill)
+    end
+    return 0, floordiv(tokens, p.unit), retry, reset, 0
   end
   tokens = tokens - need
-  return 1, floordiv(tokens, p.unit), 0, ceildiv(full - tokens, p.refill), 0, {tokens = tokens, updated = updated}
+  return 1, floordiv(tokens, p.unit), 0, behind + ceildiv(full - tokens, p.refill), 0, {tokens = tokens, updated = updated}
 end
 
 -- save writes a level; the key expires when the bucket is full again, plus the margin.

@@ -79,3 +79,24 @@ func TestSlowCallDecidesFromTheLastAnswer(t *testing.T) {
 		t.Fatalf("a refusal from the last answer: %+v, %v; want a Retry-After", res, err)
 	}
 }
+
+// What slow calls admitted from the last answer is charged to the shared store by the
+// key's next admission there: a new answer does not grant its Remaining again.
+func TestSlowCallAdmissionsAreChargedOnReturn(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	if got := admittedOf(t, r, perMinute5, "k", 1); got != 1 {
+		t.Fatalf("healthy: %d admitted, want 1", got)
+	}
+	r.shared.fail(errDown)
+	if got := admittedOf(t, r, perMinute5, "k", 2); got != 2 {
+		t.Fatalf("slow calls admitted %d, want 2 of the 4 left", got)
+	}
+	r.shared.heal()
+	res := r.decide(t, perMinute5, "k")
+	if !res.Allowed || res.Remaining != 1 {
+		t.Fatalf("back on the shared store: %+v, want admitted with 1 left (1 + 2 slow + this one of 5)", res)
+	}
+	if got := admittedOf(t, r, perMinute5, "k", 3); got != 1 {
+		t.Fatalf("then %d admitted, want the 1 left: the slow admissions were granted twice", got)
+	}
+}

@@ -103,6 +103,11 @@ func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result,
 		return
 	}
 	owed, refuse := s.memo.debt(req, res, &q, now)
+	// Slow calls decided from the last answer admitted requests the shared store
+	// never saw; without this charge each new answer would grant its Remaining again
+	// (a saturated client admitted 46 against a bound of 44 with one instance).
+	unsettled := s.memo.takeUnsettled(req)
+	owed += unsettled
 	if refuse {
 		res.Allowed = false
 		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
@@ -117,6 +122,7 @@ func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result,
 			return err
 		})
 		if err != nil {
+			s.memo.addUnsettled(req, unsettled) // the key's next admission charges it
 			return
 		}
 		if answer.Allowed {

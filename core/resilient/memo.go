@@ -51,6 +51,7 @@ type memoEntry struct {
 	retryUntil int64 // ns: refused until then (0 when it admitted)
 	resetAt    int64 // ns: when the key fully recovers, by its ResetAfter
 	spent      int64 // spent by slow-call decisions since the answer
+	unsettled  int64 // spent by slow-call decisions and not yet charged to the shared store
 
 	gen            uint64 // the local allowance's number; 0: none
 	seededFrom     int64  // at of the answer the local allowance was seeded from
@@ -193,6 +194,38 @@ func (m *memo) spendSlow(req *core.Request) {
 	sh.mu.Lock()
 	if e, ok := sh.entries[k]; ok {
 		e.spent += req.EffectiveCost()
+		e.unsettled += req.EffectiveCost()
+		sh.entries[k] = e
+	}
+	sh.mu.Unlock()
+}
+
+// takeUnsettled returns what slow-call decisions admitted for req's key that the
+// shared store never saw, and forgets it: the caller charges it (see Store.settle).
+// A new answer does not cancel it: the shared store's Remaining never counted it.
+func (m *memo) takeUnsettled(req *core.Request) int64 {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || e.unsettled == 0 {
+		return 0
+	}
+	owed := e.unsettled
+	e.unsettled = 0
+	sh.entries[k] = e
+	return owed
+}
+
+// addUnsettled gives back to req's key what takeUnsettled took and could not be
+// charged, for the key's next admission to charge.
+func (m *memo) addUnsettled(req *core.Request, owed int64) {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	if e, ok := sh.entries[k]; ok {
+		e.unsettled += owed
 		sh.entries[k] = e
 	}
 	sh.mu.Unlock()

@@ -121,11 +121,18 @@ func TestTokenBucketAndGCRAAgree(t *testing.T) {
 // Retry-After is exact to the millisecond: waiting it out admits the same request
 // (with no traffic in between), and waiting one millisecond less does not.
 func TestRetryAfterIsTheRealWait(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
+	checkRetryAfterIsTheRealWait(t, rand.New(rand.NewPCG(11, 12)), randomTrace, 400)
+}
+
+// checkRetryAfterIsTheRealWait checks, for every rate algorithm and reference policy,
+// on n steps of the traces trace makes, that every refusal's Retry-After is the
+// exact wait for the same request.
+func checkRetryAfterIsTheRealWait(t *testing.T, rng *rand.Rand, trace func(*rand.Rand, Policy, int) ([]int64, []int64), n int) {
+	t.Helper()
 	for _, alg := range rateAlgorithms {
 		for _, p := range referencePolicies(alg) {
 			var s State
-			times, costs := randomTrace(rng, p, 400)
+			times, costs := trace(rng, p, n)
 			for i := range times {
 				before := s
 				var r Result

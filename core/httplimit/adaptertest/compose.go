@@ -2,7 +2,6 @@ package adaptertest
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -35,16 +34,6 @@ type Build func(layout Layout) http.Handler
 // router's way reach the key functions.
 func RunComposition(t *testing.T, build Build) {
 	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
-	send := func(h http.Handler, path string, headers ...string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodGet, path, nil)
-		r.RemoteAddr = "203.0.113.5:4000"
-		for i := 0; i+1 < len(headers); i += 2 {
-			r.Header.Set(headers[i], headers[i+1])
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
 	type step struct {
 		path, value string
 		code        int

@@ -22,16 +22,6 @@ type Mount func(store core.Store, limits httplimit.Limits, options ...httplimit.
 func RunOptions(t *testing.T, mount Mount) {
 	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 	one := core.MustPolicy("one", core.FixedWindow, core.PerMinute(1))
-	send := func(h http.Handler, path string, headers ...string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodGet, path, nil)
-		r.RemoteAddr = "203.0.113.5:4000"
-		for i := 0; i+1 < len(headers); i += 2 {
-			r.Header.Set(headers[i], headers[i+1])
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
 
 	t.Run("shadow", func(t *testing.T) {
 		h := mount(newStore(t), httplimit.Limit(one, ip.Key), httplimit.WithShadow())
@@ -103,4 +93,17 @@ func newStore(t *testing.T) core.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// send serves a GET of path from one client (203.0.113.5) through h, with the
+// given header name and value pairs, and returns what h wrote.
+func send(h http.Handler, path string, headers ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.RemoteAddr = "203.0.113.5:4000"
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
 }

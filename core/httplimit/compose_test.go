@@ -13,30 +13,10 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 )
 
-// passOn is serve for an outer Limiter: the handler gets Ticket.Request, as the
-// adapters pass it.
-func passOn(l *httplimit.Limiter, r *http.Request, next http.HandlerFunc) *httptest.ResponseRecorder {
-	w := httptest.NewRecorder()
-	t := l.Start(r, w.Header())
-	switch t.Outcome() {
-	case httplimit.Denied:
-		httplimit.WriteDenial(w, t.Denial())
-		t.Finish(http.StatusTooManyRequests, true)
-		return w
-	case httplimit.Failed:
-		httplimit.WriteError(w, t.Err())
-		t.Finish(0, true)
-		return w
-	}
-	defer t.Finish(200, true)
-	next(w, t.Request())
-	return w
-}
-
 func nested(outer, inner *httplimit.Limiter, r *http.Request) *httptest.ResponseRecorder {
 	var got *httptest.ResponseRecorder
-	w := passOn(outer, r, func(w http.ResponseWriter, r *http.Request) {
-		got = passOn(inner, r, ok)
+	w := serve(outer, r, func(w http.ResponseWriter, r *http.Request) {
+		got = serve(inner, r, ok)
 	})
 	if got == nil {
 		return w
@@ -108,9 +88,9 @@ func TestThreeLevelsMergeIntoOne(t *testing.T) {
 	b := httplimit.Must(store, httplimit.Limit(other, peerKey), httplimit.WithCost(2))
 	c := httplimit.Must(store, httplimit.Limit(api, peerKey), httplimit.WithCost(4))
 	var got *httptest.ResponseRecorder
-	passOn(a, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
-		passOn(b, r, func(_ http.ResponseWriter, r *http.Request) {
-			got = passOn(c, r, ok)
+	serve(a, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		serve(b, r, func(_ http.ResponseWriter, r *http.Request) {
+			got = serve(c, r, ok)
 		})
 	})
 	if got.Header().Get("RateLimit") != `"api";r=6;t=60, "other";r=8;t=60` ||

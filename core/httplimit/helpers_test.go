@@ -30,7 +30,8 @@ func newStore(t testing.TB) (*memory.Store, *storetest.Clock) {
 }
 
 // serve drives one request through l the way an adapter does, with next as the
-// handler, and returns the recorded response.
+// handler (given Ticket.Request, so that a Limiter nested in next merges with l's
+// decision), and returns the recorded response.
 func serve(l *httplimit.Limiter, r *http.Request, next http.HandlerFunc) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	t := l.Start(r, w.Header())
@@ -53,7 +54,7 @@ func serve(l *httplimit.Limiter, r *http.Request, next http.HandlerFunc) *httpte
 	}
 	completed := false
 	defer func() { t.Finish(w.Code, completed) }()
-	next(w, r)
+	next(w, t.Request())
 	completed = true
 	return w
 }

@@ -100,3 +100,18 @@ func TestSlowCallAdmissionsAreChargedOnReturn(t *testing.T) {
 		t.Fatalf("then %d admitted, want the 1 left: the slow admissions were granted twice", got)
 	}
 }
+
+// A slow call never refills from the last answer, however old it is: once the answer's
+// ResetAfter has passed the key may have recovered, or other instances may have spent
+// it since; this instance has not heard, so it admits nothing the answer did not leave.
+func TestSlowCallNeverRefillsAStaleAnswer(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	if got := admittedOf(t, r, perMinute5, "k", 5); got != 5 {
+		t.Fatalf("healthy: %d admitted, want 5", got)
+	}
+	r.shared.fail(errDown)
+	r.clock.Advance(2 * time.Minute) // well past the answer's ResetAfter
+	if got := admittedOf(t, r, perMinute5, "k", 3); got != 0 {
+		t.Fatalf("slow calls admitted %d from an answer that left 0, want 0", got)
+	}
+}

@@ -20,8 +20,8 @@ const memoShards = 16
 // from a fresh bucket:
 //
 //   - a slow call while the breaker is closed is decided from the last answer, without
-//     refill: admitted while the answer's Remaining (less what such decisions spent
-//     since) covers the cost (decideSlow);
+//     refill, however old the answer: admitted while its Remaining (less what such
+//     decisions spent since) covers the cost (decideSlow);
 //   - Local mode seeds each key's local allowance from the last answer, scaled to the
 //     degraded policy, and never raises it while it runs (localKey, localDecided);
 //   - back on the shared store, the first answer for a key whose local allowance is
@@ -174,7 +174,10 @@ func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
 	}
 	capacity, cost := req.Policy.Capacity(), req.EffectiveCost()
 	res := core.Result{Policy: req.Policy.Name(), Limit: capacity, ResetAfter: time.Duration(max(0, e.resetAt-now))}
-	avail := e.available(capacity, now)
+	// No refill, not even once the answer's ResetAfter has passed: other instances
+	// may have spent the key since, and this one has not heard. Counting the recovery
+	// let 64 starved instances admit 45–53 against a bound of 44, on a saturated client.
+	avail := max(0, min(capacity, e.remaining-e.spent))
 	if avail >= cost {
 		res.Allowed, res.Remaining = true, avail-cost
 		return res, true

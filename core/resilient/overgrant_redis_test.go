@@ -159,16 +159,15 @@ func TestRedisSaturatedClientStaysWithinBound(t *testing.T) {
 	p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(10))
 	for _, instances := range []int{1, 64} {
 		t.Run(fmt.Sprintf("%d instances", instances), func(t *testing.T) {
-			if instances > 1 && raceDetector {
-				t.Skip("64 instances under the race detector measure the detector's 5-10x slowdown, not the limiter; run without -race")
-			}
-			stores := dialStores(t, []string{srv.Addr}, instances)
+			counter := &fallbackCounter{}
+			stores := dialStores(t, []string{srv.Addr}, instances, resilient.WithObserver(counter))
 			key := fmt.Sprintf("ip:192.0.2.%d", instances)
 			stop := make(chan struct{})
 			r := drive(stores, p, key, 64, 0, stop)
 			time.Sleep(3 * time.Second)
 			close(stop)
 			check(t, fmt.Sprintf("64 goroutines, %d instances, GCRA 10/s burst 10", instances), r, 10, 10)
+			t.Logf("admitted by: %s; fallback transitions: %d", counter.via(), counter.enter.Load())
 		})
 	}
 }
@@ -211,12 +210,31 @@ func TestRedisStandaloneFaultsStayWithinBound(t *testing.T) {
 	}
 }
 
-// fallbackCounter counts fallback transitions.
+// fallbackCounter counts fallback transitions, and admissions by what decided them.
 type fallbackCounter struct {
 	enter, leave atomic.Int64
+	mu           sync.Mutex
+	admittedVia  map[resilient.Via]int
 }
 
-func (c *fallbackCounter) OnDecision(*resilient.DecisionEvent)   {}
+func (c *fallbackCounter) OnDecision(e *resilient.DecisionEvent) {
+	if e.Outcome != resilient.OutcomeAllowed {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.admittedVia == nil {
+		c.admittedVia = make(map[resilient.Via]int)
+	}
+	c.admittedVia[e.Via]++
+}
+
+// via renders the admissions by decider: "map[last-shared:3 shared:40]".
+func (c *fallbackCounter) via() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprint(c.admittedVia)
+}
 func (c *fallbackCounter) OnStoreCall(*resilient.StoreCallEvent) {}
 func (c *fallbackCounter) OnFallback(e *resilient.FallbackEvent) {
 	if e.Active {

@@ -112,6 +112,13 @@ func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result,
 		res.Allowed = false
 		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
 	}
+	s.charge(ctx, req, res, owed, unsettled, now)
+}
+
+// charge charges the shared store owed for req's key, on top of its answer res, and
+// ends the key's settlement (see settle). unsettled is the part of owed that slow
+// calls admitted: when the charge fails, the key's next admission charges it.
+func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled, now int64) {
 	owed = min(owed, req.Policy.Capacity())
 	for attempt := 0; owed > 0 && attempt < 3; attempt++ {
 		charge := core.Request{Policy: req.Policy, Key: req.Key, Cost: owed}
@@ -176,6 +183,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	switch o {
 	case succeeded:
 		copy(results, buf)
+		allowed = s.settleStack(ctx, reqs, results, allowed, now)
 		for i := range reqs {
 			s.memo.remember(&reqs[i], &results[i], now)
 			s.pre.remember(&reqs[i], &results[i], now)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
@@ -117,5 +118,53 @@ func TestLocalStackChargesNothingWhenRefused(t *testing.T) {
 	res, err := r.store.Decide(context.Background(), core.Request{Policy: account, Key: "form:username:alice"})
 	if err != nil || !res.Allowed || res.Remaining != 2 {
 		t.Fatalf("account after 2 admitted and 2 refused stacks: %+v %v, want remaining 2 after this one", res, err)
+	}
+}
+
+// stackAdmits decides the login stack for user n times and counts the admissions.
+func stackAdmits(t *testing.T, r *rig, user string, n int) int {
+	t.Helper()
+	admitted := 0
+	results := make([]core.Result, 3)
+	for i := 0; i < n; i++ {
+		ok, err := r.store.DecideStack(context.Background(), loginStack(user), results)
+		if err != nil {
+			t.Fatalf("stack %d: %v", i, err)
+		}
+		if ok {
+			admitted++
+		}
+	}
+	return admitted
+}
+
+// A stack decided in Local mode during an outage is settled on return, as a single
+// policy is: the subnet (2 a minute) admitted 1 on the shared store and 1 in memory,
+// so back on the shared store, which never saw the second, the stack is refused, and
+// what the shared store charged for it is given back.
+func TestLocalStackIsSettledOnReturn(t *testing.T) {
+	r := newRig(t)
+	if got := stackAdmits(t, r, "alice", 1); got != 1 {
+		t.Fatalf("healthy: %d admitted, want 1", got)
+	}
+	r.trip(t, account)
+	if got := stackAdmits(t, r, "alice", 3); got != 1 {
+		t.Fatalf("local mode admitted %d stacks, want the 1 the subnet had left", got)
+	}
+	r.shared.heal()
+	r.clock.Advance(time.Second)
+	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("login-subnet") })
+	results := make([]core.Result, 3)
+	ok, err := r.store.DecideStack(context.Background(), loginStack("alice"), results)
+	if err != nil || ok {
+		t.Fatalf("back on the shared store: admitted %v, %v; want refused: the subnet's 2 were spent, 1 in memory", ok, err)
+	}
+	if results[2].RetryAfter <= 0 || results[0].Allowed || results[1].Allowed {
+		t.Fatalf("refused stack: %+v; want the subnet to refuse with a Retry-After and nothing admitted", results)
+	}
+	// The refusal gave back the shared store's charges: the account (5 a minute) spent
+	// 1 on the shared store and 1 in memory (settled above), so it admits 3 more.
+	if got := admittedOf(t, r, account, "form:username:alice", 5); got != 3 {
+		t.Fatalf("the account then admits %d, want 3: a refused stack must not keep its charge", got)
 	}
 }

@@ -115,3 +115,29 @@ func TestSlowCallNeverRefillsAStaleAnswer(t *testing.T) {
 		t.Fatalf("slow calls admitted %d from an answer that left 0, want 0", got)
 	}
 }
+
+// Entering Local mode continues a concurrency key with the leases its last shared
+// answer said were in flight: two requests hold both slots when the store fails, so
+// Local mode admits none until their lease timeout, instead of two more.
+func TestLocalModeKeepsTheLeasesInFlight(t *testing.T) {
+	r := newRig(t)
+	p := core.MustConcurrencyPolicy("export", 2, time.Minute)
+	for i := 1; i <= 2; i++ {
+		res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Lease: uint64(i)})
+		if err != nil || !res.Allowed {
+			t.Fatalf("healthy: lease %d: %+v, %v", i, res, err)
+		}
+	}
+	r.trip(t, p)
+	for i := 3; i <= 4; i++ {
+		res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Lease: uint64(i)})
+		if err != nil || res.Allowed {
+			t.Fatalf("local mode, both slots in flight: lease %d: %+v, %v; want refused", i, res, err)
+		}
+	}
+	r.clock.Advance(time.Minute + time.Millisecond) // the leases lapse
+	res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Lease: 5})
+	if err != nil || !res.Allowed {
+		t.Fatalf("local mode after the lease timeout: %+v, %v; want admitted", res, err)
+	}
+}

@@ -48,12 +48,16 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 
 // seeded is req on the degraded policy q for the local store, on the key of its local
 // allowance, which starts from the key's last shared answer (see memo.localKey): a new
-// allowance is first spent down to it. Concurrency requests keep their key: their
-// leases are released there.
+// allowance is first spent down to it. Concurrency requests keep their key (their
+// leases are released there), which starts with the leases last seen in flight.
 func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, now int64) (core.Request, error) {
 	lreq := localRequest(*req, *q)
 	if req.Policy.Algorithm() == core.Concurrency {
-		return lreq, nil
+		err := s.memo.seedLeases(req, q, now, func(cost int64, lease uint64) error {
+			_, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: req.Key, Cost: cost, Lease: lease})
+			return err
+		})
+		return lreq, err
 	}
 	key, err := s.memo.localKey(req, q, now, func(key string, cost int64) error {
 		_, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: key, Cost: cost})

@@ -24,6 +24,8 @@ const memoShards = 16
 //     decisions spent since) covers the cost (decideSlow);
 //   - Local mode seeds each key's local allowance from the last answer, scaled to the
 //     degraded policy, and never raises it while it runs (localKey, localDecided);
+//   - Local mode starts a concurrency key with the leases its last answer said were
+//     in flight, held until the lease timeout (seedLeases);
 //   - back on the shared store, the first answer for a key whose local allowance is
 //     still recovering is followed by a charge of the difference, so that the shared
 //     store, which never saw the local admissions, does not grant them again (debt).
@@ -78,9 +80,6 @@ func (m *memo) shard(k preKey) *memoShard {
 
 // remember records the shared store's answer res to req at now.
 func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
-	if req.Policy.Algorithm() == core.Concurrency {
-		return
-	}
 	k := preKey{req.Policy.ID(), req.Key}
 	sh := m.shard(k)
 	sh.mu.Lock()
@@ -290,6 +289,34 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 		sh.earliest = x
 	}
 	return key, nil
+}
+
+// seedLeases starts req's concurrency key in Local mode, on the degraded policy q at
+// now, with the leases its last shared answer said were in flight (scaled to q): take
+// acquires them in the local store as one lease, which lapses at the lease timeout,
+// as theirs do at the latest. Their releases go to the shared store, so the local
+// store keeps them until then: it may admit less, never more. A key with no known
+// answer starts empty (q is the replica's share). A key seeded within its lease
+// timeout is not seeded again. take is called with the memo's lock held.
+func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take func(cost int64, lease uint64) error) error {
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := m.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	if !ok || !e.known || (e.gen != 0 && now < e.localUntil) {
+		return nil
+	}
+	capQ := q.Capacity()
+	held := capQ - min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
+	e.gen = m.gen.Add(1)
+	e.localUntil = now + int64(req.Policy.Period())
+	sh.entries[k] = e
+	if held == 0 {
+		return nil
+	}
+	// The top bit keeps the seeded lease's ID apart from the IDs requests choose.
+	return take(held, 1<<63|e.gen)
 }
 
 // localDecided records the local store's result res for req at now.

@@ -43,7 +43,8 @@ func wrapError(ctx context.Context, reqs []core.Request, err error) error {
 func unavailable(err error) bool {
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, net.ErrClosed) {
+		errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrPoolExhausted) ||
+		errors.Is(err, net.ErrClosed) || err.Error() == "redis: cluster has no nodes" {
 		return true
 	}
 	for _, prefix := range unavailablePrefixes {

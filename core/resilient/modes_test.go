@@ -300,3 +300,24 @@ func TestPermanentErrorsAreNeverAllowed(t *testing.T) {
 		}
 	}
 }
+
+// A probe answered with an error that is not a decision does not close the breaker:
+// only a decision shows that decisions work again.
+func TestProbeAnsweredWithAnErrorKeepsTheBreakerOpen(t *testing.T) {
+	r := newRig(t)
+	r.trip(t, perMinute5)
+	r.shared.fail(errWrongType)
+	for probe := 0; probe < 2; probe++ { // two in a row close a breaker
+		calls := r.shared.calls.Load()
+		r.clock.Advance(time.Second)
+		waitFor(t, "a probe", func() bool { return r.shared.calls.Load() > calls })
+	}
+	if b := r.store.Breaker(); b == resilient.BreakerClosed {
+		t.Fatalf("breaker %v after probes answered %v; want it still open", b, errWrongType)
+	}
+	r.shared.heal()
+	waitFor(t, "recovery", func() bool {
+		r.clock.Advance(100 * time.Millisecond) // probes fall due
+		return r.store.Breaker() == resilient.BreakerClosed
+	})
+}

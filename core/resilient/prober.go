@@ -161,9 +161,11 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 }
 
 // probeCall decides one request of the probe policy on key with the shared store
-// within d, reports the call to the observers, and reports whether the store answered;
-// ok is false when Close cancelled it, or when it timed out late (see late): the
-// client was too busy to tell.
+// within d, reports the call to the observers, and reports whether the store decided
+// it; ok is false when Close cancelled it, or when it timed out late (see late): the
+// client was too busy to tell. An answer that is not a decision (a permanent error)
+// does not close a breaker: a client in trouble can report errors it does not know
+// as permanent ones, and only a decision shows that decisions work again.
 func (s *Store) probeCall(key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -186,5 +188,5 @@ func (s *Store) probeCall(key string, d time.Duration) (reachable, ok bool) {
 	}
 	latency := time.Since(start)
 	s.storeCall(latency, kind, err)
-	return o == succeeded || o == broken, !(o == failed && kind == KindTimeout && late(latency, d))
+	return o == succeeded, !(o == failed && kind == KindTimeout && late(latency, d))
 }

@@ -58,7 +58,24 @@ func BenchmarkDecide(b *testing.B) {
 		defer store.Close()
 		run(b, store)
 	})
+	// What per-slot breakers add: the key's name and its hash slot on every decision,
+	// as over a Redis Cluster store.
+	b.Run("resilient(memory, per-slot breakers)", func(b *testing.B) {
+		store, err := resilient.New(namedMemory{memory.MustNew()}, resilient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+			resilient.WithDecisionLogEvery(0), resilient.WithObserver(&recorderless{}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		run(b, store)
+	})
 }
+
+// namedMemory is a memory store that names its keys as the Redis store does
+// (resilient.KeyNamer), so that resilient keeps breakers per Cluster slot over it.
+type namedMemory struct{ *memory.Store }
+
+func (namedMemory) Key(p core.Policy, key string) string { return "rl:{" + p.ID() + "}:" + key }
 
 func countTrue(flags []atomic.Bool) int {
 	n := 0

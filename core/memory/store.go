@@ -443,5 +443,5 @@ func (s *Store) Refund(ctx context.Context, req core.Request) error {
 }
 
 // BoundedByContext reports true: a decision never waits, so it always ends in time
-// (resilient.ContextBounded).
+// (resilient decides on the caller's goroutine for such a store).
 func (s *Store) BoundedByContext() bool { return true }

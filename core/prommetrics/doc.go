@@ -23,6 +23,6 @@
 //	}
 //	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithObserver(metrics.HTTPObserver())))
-//	// With a resilient store: resilient.New(shared, resilient.WithObserver(metrics))
+//	// With a resilient store: resilient.New(shared, resilient.WithMonitor(metrics))
 //	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
 package prommetrics

@@ -28,7 +28,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	store, err := resilient.New(memory.MustNew(), resilient.WithObserver(metrics),
+	store, err := resilient.New(memory.MustNew(), resilient.WithMonitor(metrics),
 		resilient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		fmt.Println(err)

@@ -55,7 +55,7 @@ func TestHTTPObserverCountsEveryStoreOnce(t *testing.T) {
 		var store core.Store = memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
 		defer store.Close()
 		if withResilient {
-			store, err = resilient.New(store, resilient.WithObserver(metrics), resilient.WithLogger(quiet))
+			store, err = resilient.New(store, resilient.WithMonitor(metrics), resilient.WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}

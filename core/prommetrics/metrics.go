@@ -38,7 +38,7 @@ func DefaultBuckets() []float64 {
 }
 
 // Metrics counts in Prometheus what the HTTP layer decides (HTTPObserver, for any
-// store) and what a resilient store does (Metrics is a resilient.Observer). One
+// store) and what a resilient store does (Metrics is a resilient.Monitor). One
 // Metrics may observe several Limiters and Stores (the store label tells their
 // errors apart). It is safe for concurrent use.
 type Metrics struct {
@@ -54,7 +54,7 @@ type Metrics struct {
 	localRefusals *prometheus.CounterVec
 }
 
-var _ resilient.Observer = (*Metrics)(nil)
+var _ resilient.Monitor = (*Metrics)(nil)
 
 type config struct {
 	buckets     []float64

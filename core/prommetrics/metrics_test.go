@@ -131,7 +131,7 @@ func TestScrapeAfterKnownSequence(t *testing.T) {
 	// The breaker opens when, over a minute (the clock stands still, so every call is
 	// in it), at least 3 calls were made, at least 3 failed (WithBreaker's default) and
 	// at least half failed, and one probe confirms the outage.
-	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithObserver(metrics),
+	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMonitor(metrics),
 		resilient.WithStoreName("redis"), resilient.WithPolicyMode("login", resilient.Closed),
 		resilient.WithFailureRate(0.5, 3, time.Minute),
 		resilient.WithDeadline(5*time.Second), resilient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))

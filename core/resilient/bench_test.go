@@ -51,7 +51,7 @@ func BenchmarkDecide(b *testing.B) {
 	})
 	b.Run("resilient(memory)", func(b *testing.B) {
 		store, err := resilient.New(memory.MustNew(), resilient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-			resilient.WithDecisionLogEvery(0), resilient.WithObserver(&recorderless{}))
+			resilient.WithDecisionLogEvery(0), resilient.WithMonitor(&recorderless{}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func BenchmarkDecide(b *testing.B) {
 	// as over a Redis Cluster store.
 	b.Run("resilient(memory, per-slot breakers)", func(b *testing.B) {
 		store, err := resilient.New(namedMemory{memory.MustNew()}, resilient.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-			resilient.WithDecisionLogEvery(0), resilient.WithObserver(&recorderless{}))
+			resilient.WithDecisionLogEvery(0), resilient.WithMonitor(&recorderless{}))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 // namedMemory is a memory store that names its keys as the Redis store does
-// (resilient.KeyNamer), so that resilient keeps breakers per Cluster slot over it.
+// (as resilient looks for), so that resilient keeps breakers per Cluster slot over it.
 type namedMemory struct{ *memory.Store }
 
 func (namedMemory) Key(p core.Policy, key string) string { return "rl:{" + p.ID() + "}:" + key }

@@ -9,10 +9,10 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// CheckKey is the reserved key the start-up check decides on, under policies named
+// checkKey is the reserved key the start-up check decides on, under policies named
 // "ratelimit-check-" + algorithm. Their state is a few bytes per algorithm and expires
 // within seconds.
-const CheckKey = "ratelimit-check"
+const checkKey = "ratelimit-check"
 
 // checkTimeout bounds each call of Check: longer than the decision deadline, because
 // the first calls may dial and load scripts.
@@ -33,7 +33,7 @@ func checkPolicies() []core.Policy {
 	return policies
 }
 
-// Check runs real decisions on the shared store at start-up, on CheckKey: one per
+// Check runs real decisions on the shared store at start-up, on checkKey: one per
 // algorithm, a stack of all the rate algorithms, and a concurrency lease and its
 // release. It bypasses the failure modes and the breaker, so that a store that cannot
 // work is found before traffic arrives. Each call is bounded by 5 seconds, and the
@@ -53,7 +53,7 @@ func (s *Store) Check(ctx context.Context) error {
 	lease := uint64(time.Now().UnixNano())
 	var rates []core.Request
 	for _, p := range checkPolicies() {
-		req := core.Request{Policy: p, Key: CheckKey, Lease: lease}
+		req := core.Request{Policy: p, Key: checkKey, Lease: lease}
 		if p.Algorithm() != core.Concurrency {
 			rates = append(rates, req)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// ContextBounded is implemented by shared stores whose calls end once their context is
+// contextBounded is implemented by shared stores whose calls end once their context is
 // done: the memory store, which never waits, and a Redis store whose go-redis client
 // has ContextTimeoutEnabled (redisstore.Dial sets it). BoundedByContext reports it.
 //
@@ -17,18 +17,18 @@ import (
 // abandon at the deadline: the same bound, without the goroutine, its channel and the
 // copies that an abandoned call needs (about 10 fewer allocations per decision).
 // Stacks, releases and checks keep the guard.
-type ContextBounded interface {
+type contextBounded interface {
 	BoundedByContext() bool
 }
 
 // boundedByContext reports whether shared's calls end with their context.
 func boundedByContext(shared core.Store) bool {
-	b, ok := shared.(ContextBounded)
+	b, ok := shared.(contextBounded)
 	return ok && b.BoundedByContext()
 }
 
 // decideDirect is the shared store's decision of req on the caller's goroutine, for a
-// store bounded by its context (see ContextBounded). It reports the call as call does.
+// store bounded by its context (see contextBounded). It reports the call as call does.
 func (s *Store) decideDirect(ctx context.Context, slot int, start time.Time, req *core.Request) (core.Result, outcome, error) {
 	d := s.deadline.get()
 	callCtx, cancel, err := s.guard.enter(ctx, d)

@@ -31,7 +31,7 @@ func (panickingShared) Decide(context.Context, core.Request) (core.Result, error
 
 func newDirectStore(t *testing.T, shared core.Store, clock *storetest.Clock, rec *recorder) *resilient.Store {
 	t.Helper()
-	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithObserver(rec),
+	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMonitor(rec),
 		resilient.WithMode(resilient.Open), resilient.WithDeadline(testDeadline))
 	if err != nil {
 		t.Fatal(err)

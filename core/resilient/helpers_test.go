@@ -115,7 +115,7 @@ func (f *fakeShared) Close() error {
 	return f.mem.Close()
 }
 
-// recorder is an Observer that keeps every event.
+// recorder is an Monitor that keeps every event.
 type recorder struct {
 	mu        sync.Mutex
 	decisions []resilient.DecisionEvent
@@ -228,7 +228,7 @@ func newRig(t testing.TB, options ...resilient.Option) *rig {
 	}
 	logger := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	base := []resilient.Option{
-		resilient.WithClock(r.clock.Now), resilient.WithLocalStore(local), resilient.WithObserver(r.rec),
+		resilient.WithClock(r.clock.Now), resilient.WithLocalStore(local), resilient.WithMonitor(r.rec),
 		resilient.WithLogger(logger), resilient.WithDeadline(rigDeadline), resilient.WithBreaker(3, time.Second),
 		resilient.WithFailureRate(0.5, 3, time.Minute), resilient.WithRecoveryProbes(1),
 		resilient.WithStoreName("fake"),

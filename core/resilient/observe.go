@@ -19,14 +19,14 @@ const permanentLogInterval = time.Second
 // the log at debug level: decisions never reach an info log.
 func (s *Store) decided(req *core.Request, o Outcome, via Via) {
 	if len(s.cfg.observers) > 0 {
-		e := DecisionEvent{Policy: req.Policy.Name(), KeyType: KeyType(req.Key), Cost: req.EffectiveCost(), Outcome: o, Via: via}
+		e := DecisionEvent{Policy: req.Policy.Name(), KeyType: keyType(req.Key), Cost: req.EffectiveCost(), Outcome: o, Via: via}
 		for _, obs := range s.cfg.observers {
 			obs.OnDecision(&e)
 		}
 	}
 	if every := s.cfg.logEvery; every > 0 && s.decisions.Add(1)%every == 0 &&
 		s.cfg.logger.Enabled(context.Background(), slog.LevelDebug) {
-		s.cfg.logger.Debug("ratelimit: decision", "policy", req.Policy.Name(), "key_type", KeyType(req.Key),
+		s.cfg.logger.Debug("ratelimit: decision", "policy", req.Policy.Name(), "key_type", keyType(req.Key),
 			"cost", req.EffectiveCost(), "result", string(o), "mode", string(via))
 	}
 }
@@ -36,7 +36,7 @@ func (s *Store) localRefusal(req *core.Request, res *core.Result) {
 	if len(s.cfg.observers) == 0 {
 		return
 	}
-	e := LocalRefusalEvent{Policy: req.Policy.Name(), KeyType: KeyType(req.Key), Cost: req.EffectiveCost(), RetryAfter: res.RetryAfter}
+	e := LocalRefusalEvent{Policy: req.Policy.Name(), KeyType: keyType(req.Key), Cost: req.EffectiveCost(), RetryAfter: res.RetryAfter}
 	for _, obs := range s.cfg.observers {
 		obs.OnLocalRefusal(&e)
 	}
@@ -116,11 +116,11 @@ func (s *Store) logPermanent(names string, err error) {
 		"store", s.cfg.storeName, "policies", names, "error", err.Error())
 }
 
-// KeyType is the kind of a rate-limit key, for logs and metrics: the part before its
+// keyType is the kind of a rate-limit key, for logs and metrics: the part before its
 // first ':' ("ip", "ip6", "ak", "user", "form", …) when that is 1 to 16 lowercase
 // letters, digits, '_' or '-', and "other" otherwise. It never returns more of the
 // key, which may identify a person or hold a secret.
-func KeyType(key string) string {
+func keyType(key string) string {
 	i := strings.IndexByte(key, ':')
 	if i < 1 || i > 16 {
 		return "other"

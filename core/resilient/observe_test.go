@@ -75,7 +75,7 @@ func TestOptionsValidate(t *testing.T) {
 		"degrade":       resilient.WithDegrade(nil),
 		"local":         resilient.WithLocalStore(nil),
 		"prelimit":      resilient.WithPreLimit(-1),
-		"observer":      resilient.WithObserver(nil),
+		"observer":      resilient.WithMonitor(nil),
 		"logger":        resilient.WithLogger(nil),
 		"log every":     resilient.WithDecisionLogEvery(-1),
 		"clock":         resilient.WithClock(nil),

@@ -72,7 +72,7 @@ type config struct {
 	degrade     func(core.Policy) core.Policy
 	local       core.Store
 	preKeys     int
-	observers   []Observer
+	observers   []Monitor
 	logger      *slog.Logger
 	logEvery    uint64
 	clock       func() time.Time
@@ -148,7 +148,7 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 // DefaultFailureWindow, 1s), at least minCalls calls were made (default
 // DefaultMinCalls, 10) and at least rate of them failed (default DefaultFailureRate,
 // 0.5), as well as the minimum failures of WithBreaker. A slow call among healthy ones
-// is load, not an outage. On a store that names its keys (KeyNamer: the Redis store),
+// is load, not an outage. On a store that names its keys (keyNamer: the Redis store),
 // the same rule opens a breaker per Cluster slot, and the store-wide breaker opens
 // only when nearly every call fails (90%).
 func WithFailureRate(rate float64, minCalls int, window time.Duration) Option {
@@ -267,12 +267,12 @@ func WithPreLimit(maxKeys int) Option {
 	}
 }
 
-// WithObserver adds an observer of decisions, store calls, fallbacks and local
+// WithMonitor adds a Monitor of decisions, store calls, fallbacks and local
 // refusals (core/prommetrics provides the Prometheus one). Several may be added.
-func WithObserver(o Observer) Option {
+func WithMonitor(o Monitor) Option {
 	return func(c *config) error {
 		if o == nil {
-			return errors.New("resilient: WithObserver: nil observer")
+			return errors.New("resilient: WithMonitor: nil monitor")
 		}
 		c.observers = append(c.observers, o)
 		return nil

@@ -160,7 +160,7 @@ func TestRedisSaturatedClientStaysWithinBound(t *testing.T) {
 	for _, instances := range []int{1, 64} {
 		t.Run(fmt.Sprintf("%d instances", instances), func(t *testing.T) {
 			counter := &fallbackCounter{}
-			stores := dialStores(t, []string{srv.Addr}, instances, resilient.WithObserver(counter))
+			stores := dialStores(t, []string{srv.Addr}, instances, resilient.WithMonitor(counter))
 			key := fmt.Sprintf("ip:192.0.2.%d", instances)
 			stop := make(chan struct{})
 			r := drive(stores, p, key, 64, 0, stop)
@@ -282,7 +282,7 @@ func TestRedisClusterStuckMasterStaysWithinBound(t *testing.T) {
 	healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
 	stuckKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
 	counter := &fallbackCounter{}
-	stores := dialStores(t, c.Addrs(), 1, resilient.WithObserver(counter))
+	stores := dialStores(t, c.Addrs(), 1, resilient.WithMonitor(counter))
 	stop := make(chan struct{})
 	healthy := drive(stores, p, healthyKey, 4, 5*time.Millisecond, stop)
 	stuck := drive(stores, p, stuckKey, 4, 5*time.Millisecond, stop)

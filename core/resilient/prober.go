@@ -78,7 +78,7 @@ func (s *Store) probeDue() bool {
 		return false
 	}
 	if s.breaker.probeDue(s.now()) {
-		s.probe(s.breaker, -1, CheckKey)
+		s.probe(s.breaker, -1, checkKey)
 	}
 	for _, slot := range s.slots.openSlots() {
 		b := s.slots.get(slot)
@@ -116,7 +116,7 @@ func (s *Store) confirm(b *breaker, slot int) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		key := CheckKey
+		key := checkKey
 		if slot >= 0 {
 			var ok bool
 			if key, ok = s.slots.probeKey(slot, probePolicy); !ok {

@@ -57,7 +57,7 @@ func newReplica(t testing.TB, srv *redistest.Server, options ...resilient.Option
 	}
 	base := []resilient.Option{
 		resilient.WithDeadline(faultDeadline), resilient.WithBreaker(3, faultCooldown),
-		resilient.WithObserver(metrics), resilient.WithStoreName("redis"),
+		resilient.WithMonitor(metrics), resilient.WithStoreName("redis"),
 		resilient.WithLogger(slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelInfo}))),
 		resilient.WithDecisionLogEvery(0),
 	}

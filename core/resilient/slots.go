@@ -11,18 +11,18 @@ import (
 // clusterSlots is the number of Redis Cluster hash slots.
 const clusterSlots = 16384
 
-// KeyNamer is implemented by shared stores that name the key a policy's state is
+// keyNamer is implemented by shared stores that name the key a policy's state is
 // kept under (redisstore.Store.Key). For such a store a Store tracks failures per
 // Redis Cluster hash slot of that key, as well as for the whole store: on a Cluster,
 // a stuck master sends to the failure modes only the decisions whose keys live on it.
-type KeyNamer interface {
+type keyNamer interface {
 	Key(policy core.Policy, key string) string
 }
 
 // slotBreakers are the breakers of the Cluster slots that have failed, created on a
 // slot's first failure; a slot without one counts as closed.
 type slotBreakers struct {
-	namer  KeyNamer
+	namer  keyNamer
 	policy breakerPolicy
 
 	breakers  [clusterSlots]atomic.Pointer[breaker]
@@ -34,7 +34,7 @@ type slotBreakers struct {
 }
 
 func newSlotBreakers(shared core.Store, p breakerPolicy) *slotBreakers {
-	namer, ok := shared.(KeyNamer)
+	namer, ok := shared.(keyNamer)
 	if !ok {
 		return nil
 	}
@@ -125,7 +125,7 @@ func (sb *slotBreakers) probeKey(slot int, probe core.Policy) (string, bool) {
 		return key, true
 	}
 	for i := 0; i < 32*clusterSlots; i++ {
-		key = CheckKey + "-" + strconv.Itoa(i)
+		key = checkKey + "-" + strconv.Itoa(i)
 		if slotOf(sb.namer.Key(probe, key)) == slot {
 			sb.mu.Lock()
 			if len(sb.probeKeys) < clusterSlots {

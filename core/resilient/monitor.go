@@ -2,12 +2,12 @@ package resilient
 
 import "time"
 
-// Observer watches a Store, to feed metrics, traces or logs (core/prommetrics is the
+// Monitor watches a Store, to feed metrics, traces or logs (core/prommetrics is the
 // Prometheus one). Its methods are called synchronously on the deciding goroutine, so
 // they must be quick and safe for concurrent use; events are only valid during the
 // call. Neither this package nor core imports a metrics or tracing library: attach
 // them here.
-type Observer interface {
+type Monitor interface {
 	// OnDecision is called once per policy of every decision the Store returns
 	// (a stack of three policies makes three calls), and once per policy of a decision
 	// that failed with an error.

@@ -1,0 +1,6 @@
+package resilient
+
+// Names the tests of package resilient_test use.
+type ContextBounded = contextBounded
+
+var KeyType = keyType

@@ -63,8 +63,8 @@ func benchEngine(b *testing.B, l *httpengine.Limiter) {
 		for pb.Next() {
 			clear(h)
 			t := l.Start(r, h)
-			if t.Outcome() != httpengine.Admitted {
-				b.Fatal(t.Outcome())
+			if t.Disposition() != httpengine.Admitted {
+				b.Fatal(t.Disposition())
 			}
 			t.Finish(200, true)
 		}

@@ -146,8 +146,8 @@ func TestLeakyBucketGivesTheSlotBackWhenTheClientLeaves(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 	tk := l.Start(request("192.0.2.1:1", "X-Key", "a"), http.Header{})
-	if tk.Outcome() != httpengine.Admitted || tk.Delay() != time.Hour {
-		t.Fatalf("after the refund: %v with delay %v, want admitted with a 1h wait", tk.Outcome(), tk.Delay())
+	if tk.Disposition() != httpengine.Admitted || tk.Delay() != time.Hour {
+		t.Fatalf("after the refund: %v with delay %v, want admitted with a 1h wait", tk.Disposition(), tk.Delay())
 	}
 	if err := tk.Wait(ctx2); err == nil {
 		t.Fatal("Wait on a cancelled context returned nil")

@@ -16,20 +16,14 @@ var (
 	errCostFunc   = errors.New("httplimit: cost function")
 )
 
-// The reasons ErrorReason reports, usable as metric label values.
+// The reasons ErrorReason reports (see httplimit.ReasonKey).
 const (
-	// ReasonKey: a key function failed (the error wraps ErrUnidentified).
-	ReasonKey = "key"
-	// ReasonPolicy: a policy function (LimitFunc) failed or returned an invalid policy.
-	ReasonPolicy = "policy"
-	// ReasonCost: a cost function failed or returned a cost the policy cannot admit.
-	ReasonCost = "cost"
-	// ReasonStore: the store failed (the error wraps ErrStore), deciding or giving back.
-	ReasonStore = "store"
-	// ReasonCanceled: the request ended before its decision.
-	ReasonCanceled = "canceled"
-	// ReasonOther: anything else, such as a merged decision the store rejected.
-	ReasonOther = "other"
+	ReasonKey      = "key"      // a key function failed
+	ReasonPolicy   = "policy"   // a policy function failed
+	ReasonCost     = "cost"     // a cost function failed
+	ReasonStore    = "store"    // the store failed
+	ReasonCanceled = "canceled" // the request ended before its decision
+	ReasonOther    = "other"    // anything else
 )
 
 // ErrorReason classifies an error given to Observer.OnError: ReasonKey,

@@ -65,5 +65,5 @@ func TestWithRouteCostsValidates(t *testing.T) {
 // observerFunc is an Observer that reports errors to a function.
 type observerFunc func(error)
 
-func (f observerFunc) OnDecision(*httpengine.Event)        {}
+func (f observerFunc) OnDecision(*httpengine.Event)       {}
 func (f observerFunc) OnError(_ *http.Request, err error) { f(err) }

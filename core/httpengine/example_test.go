@@ -14,7 +14,7 @@ import (
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
-// An adapter's whole job: Start, act on the outcome, Finish. The login is
+// An adapter's whole job: Start, act on the disposition, Finish. The login is
 // limited per account, read from the form body as the handler will read it:
 // alice's third attempt is refused, bob's first is not.
 func ExampleLimiter() {
@@ -29,7 +29,7 @@ func ExampleLimiter() {
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		w := httptest.NewRecorder()
 		t := l.Start(r, w.Header())
-		switch t.Outcome() {
+		switch t.Disposition() {
 		case httpengine.Denied:
 			httpengine.WriteDenial(w, t.Denial())
 		case httpengine.Failed:

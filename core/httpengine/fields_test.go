@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
 func TestFieldsOfOnePolicy(t *testing.T) {
@@ -87,8 +88,8 @@ func TestStackFieldsInOrderAndRetryAfterNotBeforeT(t *testing.T) {
 	subnet := core.MustPolicy("subnet", core.SlidingWindow, core.PerMinute(100))
 	l := httpengine.Must(store, httpengine.Stack(
 		httpengine.Limit(account, headerKey),
-		httpengine.Limit(perIP, httpengine.KeyFunc(func(*http.Request) (string, error) { return "ip:1", nil })),
-		httpengine.Limit(subnet, httpengine.KeyFunc(func(*http.Request) (string, error) { return "net:1", nil })),
+		httpengine.Limit(perIP, keyfuncs.KeyFunc(func(*http.Request) (string, error) { return "ip:1", nil })),
+		httpengine.Limit(subnet, keyfuncs.KeyFunc(func(*http.Request) (string, error) { return "net:1", nil })),
 	))
 	var w interface{ Header() http.Header }
 	for i := range 5 {

@@ -35,7 +35,7 @@ func newStore(t testing.TB) (*memory.Store, *storetest.Clock) {
 func serve(l *httpengine.Limiter, r *http.Request, next http.HandlerFunc) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	t := l.Start(r, w.Header())
-	switch t.Outcome() {
+	switch t.Disposition() {
 	case httpengine.Skipped:
 		next(w, r)
 		return w

@@ -11,9 +11,8 @@ import (
 )
 
 // ErrUnidentified is wrapped by the error of a request whose key could not be
-// found: its key function failed with an error other than keyfuncs.ErrNoKey, or
-// it failed and the fallback refuses such requests (RefuseFallback). The default
-// error handlers answer it with 400.
+// found (see httplimit.ErrUnidentified). ErrorResponse answers it with 400, or
+// 413 for a body over a size limit.
 var ErrUnidentified = errors.New("httplimit: request could not be identified")
 
 // UnknownPeerKey is the key of requests whose TCP peer is not an IP address (a
@@ -35,24 +34,18 @@ func PeerAddr(r *http.Request) (netip.Addr, error) {
 }
 
 // FallbackKind names what a Limiter did with a request whose key function found
-// no identity. The values are usable as metric label values.
+// no identity (see httplimit.FallbackKind).
 type FallbackKind string
 
-// The fallbacks.
+// The fallbacks (see httplimit.FallbackIP).
 const (
-	// FallbackIP: the request was limited by the fallback key, the client's
-	// address by default.
-	FallbackIP FallbackKind = "ip"
-	// FallbackRefuse: the request was refused as unidentified (400 by default).
-	FallbackRefuse FallbackKind = "refuse"
-	// FallbackSkip: the request was not limited by this Limiter.
-	FallbackSkip FallbackKind = "skip"
+	FallbackIP     FallbackKind = "ip"     // limited by the fallback key
+	FallbackRefuse FallbackKind = "refuse" // refused as unidentified
+	FallbackSkip   FallbackKind = "skip"   // not limited by this Limiter
 )
 
 // KeyFallback is what a Limiter does with a request whose key function finds no
-// identity (keyfuncs.ErrNoKey, an empty or an oversized key): build one with
-// ClientIPFallback, RefuseFallback or SkipFallback, and pass it to
-// WithKeyFallback.
+// identity (see httplimit.WithKeyFallback).
 type KeyFallback interface {
 	keyFallback() *keyFallback
 }
@@ -60,39 +53,34 @@ type KeyFallback interface {
 // keyFallback is the one implementation of KeyFallback.
 type keyFallback struct {
 	kind FallbackKind
-	key  KeyFunc // the fallback key function, for FallbackIP
+	key  keyfuncs.KeyFunc // the fallback key function, for FallbackIP
 }
 
 func (f *keyFallback) keyFallback() *keyFallback { return f }
 
 // ClientIPFallback limits a request without its identity by the key that ip
-// returns, typically a keyfuncs.ClientIP's Key method (so that the trusted
-// proxies are honoured). A nil ip means the TCP peer's address (IPv6 grouped by
-// /64), and UnknownPeerKey for a peer that is not an IP address. This is the
-// default. A failing ip refuses the request as unidentified.
-func ClientIPFallback(ip KeyFunc) KeyFallback {
+// returns; nil means the TCP peer's address, or UnknownPeerKey (see
+// httplimit.ClientIPFallback).
+func ClientIPFallback(ip keyfuncs.KeyFunc) KeyFallback {
 	if ip == nil {
 		ip = peerFallback()
 	}
 	return &keyFallback{kind: FallbackIP, key: ip}
 }
 
-// RefuseFallback refuses a request without its identity: it goes to the error
-// handler with an error wrapping ErrUnidentified (400 by default).
+// RefuseFallback refuses a request without its identity (see
+// httplimit.RefuseFallback).
 func RefuseFallback() KeyFallback { return &keyFallback{kind: FallbackRefuse} }
 
-// SkipFallback exempts a request without its identity from this Limiter, as a
-// skipper would: it is neither decided nor counted. Use it where another limit
-// covers such requests (a per-tenant limit under an app-wide per-IP one). New
-// refuses it for a stack of several policies, whose other policies the skip
-// would lift too.
+// SkipFallback exempts a request without its identity from this Limiter (see
+// httplimit.SkipFallback). New refuses it for a stack of several policies.
 func SkipFallback() KeyFallback { return &keyFallback{kind: FallbackSkip} }
 
 // KeyFallbackObserver is an Observer that also hears of every fallback taken,
 // with the policy whose key function found no identity, so that fallbacks can be
-// counted and logged. The Limiter calls OnKeyFallback on the request's goroutine,
-// before the decision (FallbackIP), the error (FallbackRefuse) or the exemption
-// (FallbackSkip).
+// counted and logged (see httplimit.KeyFallbackObserver). The Limiter calls
+// OnKeyFallback on the request's goroutine, before the decision (FallbackIP), the
+// error (FallbackRefuse) or the exemption (FallbackSkip).
 type KeyFallbackObserver interface {
 	Observer
 	OnKeyFallback(r *http.Request, policy string, kind FallbackKind)
@@ -103,7 +91,7 @@ var errSkip = errors.New("httplimit: request exempt by SkipFallback")
 
 // peerFallback keys a request by its TCP peer (IPv6 grouped by /64), or by
 // UnknownPeerKey when the peer is not an IP address.
-func peerFallback() KeyFunc {
+func peerFallback() keyfuncs.KeyFunc {
 	peer := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 	return func(r *http.Request) (string, error) {
 		key, err := peer.Key(r)

@@ -6,10 +6,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// Observer watches a Limiter's decisions and errors, for metrics and logs. Its
-// methods are called synchronously on the request's goroutine, so they must be
-// quick and safe for concurrent use. The engine imports no metrics or logging
-// library: attach them here.
+// Observer watches a Limiter's decisions and errors, for metrics and logs (see
+// httplimit.WithObserver). Its methods are called synchronously on the request's
+// goroutine, so they must be quick and safe for concurrent use.
 type Observer interface {
 	// OnDecision is called once per decided request: for a refusal, before it is
 	// written; for an admitted request, when it ends (Ticket.Finish), because a
@@ -41,25 +40,17 @@ type Event struct {
 	FellBack bool
 }
 
-// Verdict is what one policy of a decided request amounted to.
+// Verdict is what one policy of a decided request amounted to (see
+// httplimit.Verdict).
 type Verdict string
 
-// The verdicts, usable as metric label values.
+// The verdicts (see httplimit.VerdictAllowed).
 const (
-	// VerdictAllowed: the request was admitted and charged.
-	VerdictAllowed Verdict = "allowed"
-	// VerdictDenied: this policy refused the request; nothing was charged.
-	VerdictDenied Verdict = "denied"
-	// VerdictShadowDenied: this policy would have refused the request, and shadow
-	// mode let it through uncharged.
-	VerdictShadowDenied Verdict = "shadow_denied"
-	// VerdictUncharged: this policy would have admitted the request, but another
-	// policy of its stack (or of a nested Limiter's rules) refused it, so nothing
-	// was charged.
-	VerdictUncharged Verdict = "uncharged"
-	// VerdictUnenforced: the policy's store failed and its failure mode admitted the
-	// request without counting it (core.Result.Unenforced).
-	VerdictUnenforced Verdict = "unenforced"
+	VerdictAllowed      Verdict = "allowed"       // admitted and charged
+	VerdictDenied       Verdict = "denied"        // refused by this policy
+	VerdictShadowDenied Verdict = "shadow_denied" // would have been refused; shadow mode let it through
+	VerdictUncharged    Verdict = "uncharged"     // admitted by this policy, refused by another
+	VerdictUnenforced   Verdict = "unenforced"    // admitted uncounted by a store's failure mode
 )
 
 // Verdict is the verdict of the i-th policy.

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Option configures a Limiter. Adapters accept the same options, plus their own
-// (their deny and error handlers), which they build with AdapterOption.
+// Option configures a Limiter: one of httplimit's (httplimit.WithCost, …), or an
+// adapter's own, built with AdapterOption or ErrorOption.
 type Option func(*settings) error
 
 // settings is the configuration New collects from its options.
@@ -35,16 +35,11 @@ type settings struct {
 // take after a request ends (see WithReleaseTimeout).
 const DefaultReleaseTimeout = time.Second
 
-// SettleFunc settles the cost of a request after its handler returned: given the
-// response status, it returns what the request really cost, from 0 to the cost it
-// was charged. The difference is refunded. For example, charge nothing when the
-// handler answered 304 or 5xx because the work was not done.
+// SettleFunc settles the cost of a request after its handler returned (see
+// httplimit.WithSettle).
 type SettleFunc func(r *http.Request, status int, charged int64) int64
 
-// WithCost sets the cost of every request (default: each policy's own default
-// cost, usually 1). A route that does five times the work of another costs 5. The
-// cost applies to the rate policies of the stack; a concurrency policy always takes
-// its own cost in slots. New fails when a static policy could never admit it.
+// WithCost sets the cost of every request: see httplimit.WithCost.
 func WithCost(cost int64) Option {
 	return func(s *settings) error {
 		if cost < 1 {
@@ -55,9 +50,7 @@ func WithCost(cost int64) Option {
 	}
 }
 
-// WithCostFunc computes the cost of each request, for example from the size of a
-// batch. A cost the policy can never admit, or an error, fails the request through
-// the error handler (a programming error, answered 500 by default).
+// WithCostFunc computes the cost of each request: see httplimit.WithCostFunc.
 func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 	return func(s *settings) error {
 		if cost == nil {
@@ -68,16 +61,8 @@ func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 	}
 }
 
-// WithRouteCosts sets the cost of requests per route, from one app-wide
-// middleware: costs maps a route pattern, exactly as the router names it, to the
-// cost of its requests. The pattern is r.Pattern with net/http (such as
-// "GET /api/report"), chi's RoutePattern ("/api/report"), gin's FullPath and
-// echo's Path; the adapters fill r.Pattern before the decision. Routes that are
-// not in the table cost the WithCost cost (default: the policy's own). New fails
-// for a cost below 1 or one that a static policy could never admit.
-//
-//	r.Use(chimw.Middleware(store, httpengine.Limit(api, clientIP.Key),
-//		httpengine.WithRouteCosts(map[string]int64{"/api/report": 5})))
+// WithRouteCosts sets the cost of requests per route pattern: see
+// httplimit.WithRouteCosts.
 func WithRouteCosts(costs map[string]int64) Option {
 	return func(s *settings) error {
 		if len(costs) == 0 {
@@ -93,11 +78,7 @@ func WithRouteCosts(costs map[string]int64) Option {
 	}
 }
 
-// WithLogger sets where the Limiter logs the requests it could not decide (a
-// failing key, policy or cost function, a failing store) at error level, with the
-// policy, method and route but never the key; a burst of such errors is logged at
-// most once a second, with the number of errors left out. The default is
-// slog.Default().
+// WithLogger sets where undecided requests are logged: see httplimit.WithLogger.
 func WithLogger(logger *slog.Logger) Option {
 	return func(s *settings) error {
 		if logger == nil {
@@ -108,9 +89,8 @@ func WithLogger(logger *slog.Logger) Option {
 	}
 }
 
-// WithSettle settles each admitted request's cost after its handler returns and
-// refunds the difference. The store must implement core.Refunder: New fails
-// otherwise. A handler that panics is not settled: it keeps its whole cost.
+// WithSettle settles admitted requests' costs after their handlers: see
+// httplimit.WithSettle.
 func WithSettle(settle SettleFunc) Option {
 	return func(s *settings) error {
 		if settle == nil {
@@ -121,9 +101,8 @@ func WithSettle(settle SettleFunc) Option {
 	}
 }
 
-// WithSkip exempts the requests for which skip returns true: they are neither
-// decided nor counted and carry no rate-limit fields. Several skippers combine:
-// any of them may exempt a request.
+// WithSkip exempts the requests for which skip returns true: see
+// httplimit.WithSkip.
 func WithSkip(skip func(*http.Request) bool) Option {
 	return func(s *settings) error {
 		if skip == nil {
@@ -134,11 +113,8 @@ func WithSkip(skip func(*http.Request) bool) Option {
 	}
 }
 
-// WithAllowList exempts requests whose client address lies in one of prefixes.
-// addr resolves the client address; nil means the TCP peer (r.RemoteAddr), which is
-// the right choice unless the address comes through trusted proxies, in which case
-// pass a keyfuncs.ClientIP's Addr method. A request whose address cannot be
-// resolved is not exempt.
+// WithAllowList exempts requests from the given client prefixes; a nil addr is
+// PeerAddr: see httplimit.WithAllowList.
 func WithAllowList(addr func(*http.Request) (netip.Addr, error), prefixes ...netip.Prefix) Option {
 	return func(s *settings) error {
 		if len(prefixes) == 0 {
@@ -180,9 +156,7 @@ func unmapPrefix(p netip.Prefix) netip.Prefix {
 	return p.Masked()
 }
 
-// WithShadow turns on shadow mode: every request is decided, counted and given the
-// rate-limit fields, but none is refused or made to wait. Observers see what would
-// have been refused (Event.Shadow). Use it to try a policy on live traffic.
+// WithShadow turns on shadow mode: see httplimit.WithShadow.
 func WithShadow() Option {
 	return func(s *settings) error {
 		s.shadow = true
@@ -190,7 +164,8 @@ func WithShadow() Option {
 	}
 }
 
-// WithObserver attaches an observer (metrics, logs) to every decision and error.
+// WithObserver attaches an observer to every decision and error: see
+// httplimit.WithObserver.
 func WithObserver(o Observer) Option {
 	return func(s *settings) error {
 		if o == nil {
@@ -201,8 +176,7 @@ func WithObserver(o Observer) Option {
 	}
 }
 
-// WithFields chooses which rate-limit header fields responses carry (default
-// IETFFields). WithFields(NoFields) sends none; Retry-After is still sent on a refusal.
+// WithFields chooses the rate-limit header fields: see httplimit.WithFields.
 func WithFields(f Fields) Option {
 	return func(s *settings) error {
 		if f&^(IETFFields|LegacyFields) != 0 {
@@ -213,19 +187,8 @@ func WithFields(f Fields) Option {
 	}
 }
 
-// WithKeyFallback chooses what happens to a request whose key function finds no
-// identity (keyfuncs.ErrNoKey, an empty or an oversized key), for example a
-// request without a tenant in its context or without the form field:
-//
-//   - ClientIPFallback(ip): limit it by the client's address (the default, with
-//     the TCP peer's address);
-//   - RefuseFallback(): refuse it as unidentified (400 by default);
-//   - SkipFallback(): do not limit it here (single-policy limiters only).
-//
-// A key function's other errors are never a missing identity: they always
-// refuse the request (ErrUnidentified). Every fallback taken is reported to a
-// KeyFallbackObserver, to be counted and logged. WithKeyFallback(nil) is
-// RefuseFallback().
+// WithKeyFallback chooses what happens to a request without its identity: see
+// httplimit.WithKeyFallback.
 func WithKeyFallback(f KeyFallback) Option {
 	return func(s *settings) error {
 		if f == nil {
@@ -236,10 +199,8 @@ func WithKeyFallback(f KeyFallback) Option {
 	}
 }
 
-// WithReleaseTimeout bounds the store calls made after a request ends: releasing
-// concurrency leases and refunding settled costs (default DefaultReleaseTimeout).
-// They run on a context detached from the request's, so a client that went away
-// still gives its lease back.
+// WithReleaseTimeout bounds the store calls made after a request ends (default
+// DefaultReleaseTimeout): see httplimit.WithReleaseTimeout.
 func WithReleaseTimeout(d time.Duration) Option {
 	return func(s *settings) error {
 		if d <= 0 {

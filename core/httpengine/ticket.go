@@ -10,12 +10,12 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// Outcome is what a decided request calls for.
-type Outcome uint8
+// Disposition is what a decided request calls for: what the adapter does next.
+type Disposition uint8
 
 const (
 	// Skipped: the request is exempt (a skipper or the allow-list); run the handler.
-	Skipped Outcome = iota
+	Skipped Disposition = iota
 	// Admitted: wait (Ticket.Wait), run the handler, then call Ticket.Finish.
 	Admitted
 	// Denied: write the refusal (Ticket.Denial); the fields are already set.
@@ -24,9 +24,9 @@ const (
 	Failed
 )
 
-// String names the outcome.
-func (o Outcome) String() string {
-	switch o {
+// String names the disposition.
+func (d Disposition) String() string {
+	switch d {
 	case Skipped:
 		return "skipped"
 	case Admitted:
@@ -36,7 +36,7 @@ func (o Outcome) String() string {
 	case Failed:
 		return "failed"
 	}
-	return "outcome(" + strconv.Itoa(int(o)) + ")"
+	return "disposition(" + strconv.Itoa(int(d)) + ")"
 }
 
 // Ticket is one request's passage through a Limiter, from Start to Finish. Tickets
@@ -48,17 +48,17 @@ type Ticket struct {
 	reqs    []core.Request
 	results []core.Result
 
-	outcome  Outcome
-	allowed  bool          // every policy admitted the request and charged it
-	fellBack bool          // a key function failed and the fallback key was used
-	cost     int64         // the cost charged to each rate policy
-	delay    time.Duration // the leaky-bucket wait before the handler runs
-	finished bool          // leases released and costs settled (or given back)
-	shadow   bool          // a refusal lets the request through (every merged Limiter is in shadow mode)
-	merged   bool          // reqs and results hold a decision merged with an outer Limiter's
-	absorbed bool          // an inner Limiter merged this decision into its own, and finishes it
-	eventDue bool          // the observers are told at Finish
-	err      error
+	disposition Disposition
+	allowed     bool          // every policy admitted the request and charged it
+	fellBack    bool          // a key function failed and the fallback key was used
+	cost        int64         // the cost charged to each rate policy
+	delay       time.Duration // the leaky-bucket wait before the handler runs
+	finished    bool          // leases released and costs settled (or given back)
+	shadow      bool          // a refusal lets the request through (every merged Limiter is in shadow mode)
+	merged      bool          // reqs and results hold a decision merged with an outer Limiter's
+	absorbed    bool          // an inner Limiter merged this decision into its own, and finishes it
+	eventDue    bool          // the observers are told at Finish
+	err         error
 
 	next           *http.Request // the request to pass on: r, with the scope in its context
 	scope          *scope        // the request's scope, where this ticket is the latest decision
@@ -108,14 +108,14 @@ func newTicket(l *Limiter, n int, static bool) *Ticket {
 
 // Start decides r: it runs the skippers, resolves each policy and key, computes
 // the cost, asks the store, writes the rate-limit fields (and Retry-After, on a
-// refusal) into h, and tells the observer of a refusal (of an admitted request, at
-// Finish). The adapter then acts on Ticket.Outcome, passes Ticket.Request on to
-// the handler, and calls Finish exactly once. Start returns nil for a skipped
-// request.
+// refusal) into h, and tells the observer of a refusal (of an admitted request,
+// at Finish). The adapter then acts on Ticket.Disposition, passes Ticket.Request
+// on to the handler, and calls Finish exactly once. Start returns nil for a
+// skipped request.
 //
 // When r already passed through a Limiter on the same store that admitted it (an
-// app-wide middleware, say), Start merges the two into one decision, as the
-// package documentation says under "Composition".
+// app-wide middleware, say), Start merges the two into one decision, as
+// httplimit's package documentation says under "Composition".
 func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	for _, skip := range l.skip {
 		if skip(r) {
@@ -152,16 +152,16 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	l.writeFields(t, h)
 	switch {
 	case t.allowed:
-		t.outcome = Admitted
+		t.disposition = Admitted
 		if !t.shadow {
 			for i := range t.results {
 				t.delay = max(t.delay, t.results[i].Delay)
 			}
 		}
 	case t.shadow:
-		t.outcome = Admitted
+		t.disposition = Admitted
 	default:
-		t.outcome = Denied
+		t.disposition = Denied
 		var seconds int64 = 1
 		for i := range t.results {
 			if refused(&t.results[i]) {
@@ -193,7 +193,7 @@ func outerDecision(sc *scope, l *Limiter) *Ticket {
 		return nil
 	}
 	prev := sc.last
-	if prev.outcome != Admitted || prev.absorbed || prev.finished || !sameStore(prev.l.store, l.store) {
+	if prev.disposition != Admitted || prev.absorbed || prev.finished || !sameStore(prev.l.store, l.store) {
 		return nil
 	}
 	return prev
@@ -285,7 +285,7 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 
 // fail ends t as Failed with err, logs it and tells the observer.
 func (l *Limiter) fail(t *Ticket, err error) *Ticket {
-	t.outcome, t.err = Failed, err
+	t.disposition, t.err = Failed, err
 	l.errorLog.log(t.r, err)
 	if l.observer != nil {
 		l.observer.OnError(t.r, err)
@@ -293,17 +293,17 @@ func (l *Limiter) fail(t *Ticket, err error) *Ticket {
 	return t
 }
 
-// Outcome is what the adapter must do with the request.
-func (t *Ticket) Outcome() Outcome {
+// Disposition is what the adapter must do with the request.
+func (t *Ticket) Disposition() Disposition {
 	if t == nil {
 		return Skipped
 	}
-	return t.outcome
+	return t.disposition
 }
 
 // Denial describes the refusal of a Denied request (nil otherwise).
 func (t *Ticket) Denial() *Denial {
-	if t == nil || t.outcome != Denied {
+	if t == nil || t.disposition != Denied {
 		return nil
 	}
 	return &t.denial
@@ -320,7 +320,7 @@ func (t *Ticket) Err() error {
 
 // Results holds every policy's result, in stack order (nil before a decision).
 func (t *Ticket) Results() []core.Result {
-	if t == nil || t.outcome == Failed {
+	if t == nil || t.disposition == Failed {
 		return nil
 	}
 	return t.results
@@ -341,7 +341,7 @@ func (t *Ticket) Delay() time.Duration {
 // (refunds, when it is a core.Refunder, and releases leases) and returns ctx's
 // error: the adapter then returns without running the handler.
 func (t *Ticket) Wait(ctx context.Context) error {
-	if t == nil || t.outcome != Admitted || t.delay <= 0 {
+	if t == nil || t.disposition != Admitted || t.delay <= 0 {
 		return nil
 	}
 	timer := time.NewTimer(t.delay)
@@ -378,7 +378,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 	if t.eventDue {
 		l.notify(t)
 	}
-	if t.outcome == Admitted && !t.finished {
+	if t.disposition == Admitted && !t.finished {
 		var refund int64
 		if completed && l.settle != nil && t.allowed && t.cost > 0 {
 			final := min(max(l.settle(t.r, status, t.cost), 0), t.cost)
@@ -443,13 +443,13 @@ func (t *Ticket) keepScratch(buf []byte) {
 // on every request); they only keep the last request's keys alive while pooled.
 func (t *Ticket) reset() {
 	t.r = nil
-	if t.outcome == Denied {
+	if t.disposition == Denied {
 		t.denial = Denial{body: t.denial.body[:0]}
 	}
 	if t.event.Request != nil {
 		t.event = Event{}
 	}
-	t.outcome, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
+	t.disposition, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
 	t.cost, t.delay, t.err = 0, 0, nil
 	if t.next != nil || t.scope != nil {
 		t.next, t.scope = nil, nil

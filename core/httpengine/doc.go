@@ -7,8 +7,8 @@
 // both share (Limits, Option, Observer, Event, Fields, KeyFallback, Denial, …) is
 // defined here and re-exported by httplimit, whose documentation explains it:
 // what a request goes through, each option, and how nested limiters compose into
-// one decision. Configuration errors are prefixed "httplimit:", after the package
-// the application wrote its configuration with.
+// one decision. Its errors are prefixed "httplimit:", after the package the
+// application writes its configuration with.
 //
 // An adapter builds a Limiter from the application's Limits and Options (New,
 // Must, or PerIP for the one-line limiter), then drives each request through a

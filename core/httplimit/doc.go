@@ -74,6 +74,7 @@
 // Values the router keeps outside the request context (gin's and echo's c.Set)
 // reach the key functions: keyfuncs.Tenant("tenant") reads c.Set("tenant", …).
 //
-// The engine behind the router packages is core/httpengine, which defines the
-// types named here; an application never needs it.
+// The engine behind the router packages is core/httpengine. It defines the types
+// named here (their fields and methods are documented there), and its other
+// names serve adapter authors: an application never imports it.
 package httplimit

@@ -9,8 +9,9 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/chimw"
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/httpengine/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
 )
 
 // TestEngineOptionsThroughTheRouter runs the shared adapter suite on a chi router.
@@ -39,7 +40,7 @@ func BenchmarkMiddleware(b *testing.B) {
 // app-wide limiters in r.Use, route limiters in r.With.
 func TestCompositionThroughTheRouter(t *testing.T) {
 	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
-		mws := func(limiters []*httplimit.Limiter) []func(http.Handler) http.Handler {
+		mws := func(limiters []*httpengine.Limiter) []func(http.Handler) http.Handler {
 			var all []func(http.Handler) http.Handler
 			for _, l := range limiters {
 				mw, err := chimw.FromLimiter(l)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/go-ratelimit/ratelimit/nethttp"
 )
@@ -11,10 +12,10 @@ import (
 // New returns chi middleware (net/http middleware) enforcing limits on store. It
 // is nethttp.New, plus chi's route pattern: in r.Use, before chi has routed the
 // request, a Limiter that reads r.Pattern (httplimit.WithRouteCosts) finds the
-// pattern chi will match. The options are the engine's and nethttp's
+// pattern chi will match. The options are httplimit's and nethttp's
 // (WithDenyHandler, WithErrorHandler, also offered here).
 func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (func(http.Handler) http.Handler, error) {
-	l, err := httplimit.New(store, limits, options...)
+	l, err := httpengine.New(store, limits, options...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,8 +40,9 @@ func WithDenyHandler(h nethttp.DenyHandler) httplimit.Option { return nethttp.Wi
 // (see nethttp.ErrorHandler).
 func WithErrorHandler(h nethttp.ErrorHandler) httplimit.Option { return nethttp.WithErrorHandler(h) }
 
-// FromLimiter returns chi middleware for an existing Limiter (see nethttp.FromLimiter).
-func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) {
+// FromLimiter returns chi middleware for a Limiter built with core/httpengine
+// (see nethttp.FromLimiter).
+func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error) {
 	mw, err := nethttp.FromLimiter(l)
 	if err != nil || !l.NeedsPattern() {
 		return mw, err

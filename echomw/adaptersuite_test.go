@@ -7,8 +7,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/httpengine/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
 	"github.com/go-ratelimit/ratelimit/echomw"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkMiddleware(b *testing.B) {
 // app-wide limiters in e.Use, route limiters as the route's middleware.
 func TestCompositionThroughTheRouter(t *testing.T) {
 	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
-		mws := func(limiters []*httplimit.Limiter) []echo.MiddlewareFunc {
+		mws := func(limiters []*httpengine.Limiter) []echo.MiddlewareFunc {
 			var all []echo.MiddlewareFunc
 			for _, l := range limiters {
 				mw, err := echomw.FromLimiter(l)

@@ -1,5 +1,6 @@
 // Package echomw is the rate limiter as echo middleware, an echo.MiddlewareFunc
-// built on the httplimit engine. A refused request gets 429, the RateLimit fields,
+// that applies the limits declared with core/httplimit, through the engine
+// core/httpengine. A refused request gets 429, the RateLimit fields,
 // Retry-After and an RFC 9457 problem body.
 //
 // Client addresses come from keyfuncs.ClientIP, which trusts only the proxies you

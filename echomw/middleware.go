@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/labstack/echo/v4"
 )
@@ -17,7 +18,7 @@ import (
 type DenyHandler func(c echo.Context, d *httplimit.Denial) error
 
 // ErrorHandler writes the response to a request that could not be decided. The
-// default answers as httplimit.ErrorResponse says (503 with Retry-After for store
+// default answers as httpengine.ErrorResponse says (503 with Retry-After for store
 // failures), never with err's text.
 type ErrorHandler func(c echo.Context, err error) error
 
@@ -27,24 +28,24 @@ type errorHandler ErrorHandler
 // WithDenyHandler replaces the response to refused requests.
 func WithDenyHandler(h DenyHandler) httplimit.Option {
 	if h == nil {
-		return httplimit.ErrorOption(errors.New("echomw: WithDenyHandler: nil handler"))
+		return httpengine.ErrorOption(errors.New("echomw: WithDenyHandler: nil handler"))
 	}
-	return httplimit.AdapterOption(denyHandler(h))
+	return httpengine.AdapterOption(denyHandler(h))
 }
 
 // WithErrorHandler replaces the response to requests that could not be decided.
 func WithErrorHandler(h ErrorHandler) httplimit.Option {
 	if h == nil {
-		return httplimit.ErrorOption(errors.New("echomw: WithErrorHandler: nil handler"))
+		return httpengine.ErrorOption(errors.New("echomw: WithErrorHandler: nil handler"))
 	}
-	return httplimit.AdapterOption(errorHandler(h))
+	return httpengine.AdapterOption(errorHandler(h))
 }
 
 // New returns echo middleware enforcing limits on store. The options are the
-// engine's (httplimit.WithCost, httplimit.WithShadow, …) and this package's deny
+// httplimit's (httplimit.WithCost, httplimit.WithShadow, …) and this package's deny
 // and error handlers. Errors name the offending policy or option.
 func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (echo.MiddlewareFunc, error) {
-	l, err := httplimit.New(store, limits, options...)
+	l, err := httpengine.New(store, limits, options...)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +61,8 @@ func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.
 	return mw
 }
 
-// FromLimiter returns echo middleware for an existing Limiter.
-func FromLimiter(l *httplimit.Limiter) (echo.MiddlewareFunc, error) {
+// FromLimiter returns echo middleware for a Limiter built with core/httpengine.
+func FromLimiter(l *httpengine.Limiter) (echo.MiddlewareFunc, error) {
 	deny, onError := DenyHandler(writeDenial), ErrorHandler(writeError)
 	for _, v := range l.AdapterOptions() {
 		switch h := v.(type) {
@@ -89,28 +90,28 @@ func writeDenial(c echo.Context, d *httplimit.Denial) error {
 }
 
 func writeError(c echo.Context, err error) error {
-	status, retryAfter, body := httplimit.ErrorResponse(err)
+	status, retryAfter, body := httpengine.ErrorResponse(err)
 	if retryAfter > 0 {
 		c.Response().Header()["Retry-After"] = []string{strconv.FormatInt(retryAfter, 10)}
 	}
-	return c.Blob(status, httplimit.ProblemContentType, []byte(body))
+	return c.Blob(status, httpengine.ProblemContentType, []byte(body))
 }
 
-func serve(l *httplimit.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
-	r := httplimit.WithRouterValues(c.Request(), routerValues{c}) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
+func serve(l *httpengine.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
+	r := httpengine.WithRouterValues(c.Request(), routerValues{c}) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
 	if r.Pattern == "" {
 		r.Pattern = c.Path()
 	}
 	c.SetRequest(r)
 	t := l.Start(r, c.Response().Header())
-	switch t.Outcome() {
-	case httplimit.Skipped:
+	switch t.Disposition() {
+	case httpengine.Skipped:
 		return next(c)
-	case httplimit.Denied:
+	case httpengine.Denied:
 		err = deny(c, t.Denial())
 		t.Finish(http.StatusTooManyRequests, true)
 		return err
-	case httplimit.Failed:
+	case httpengine.Failed:
 		err = onError(c, t.Err())
 		t.Finish(0, true)
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -56,7 +57,7 @@ func TestMiddlewareOnEcho(t *testing.T) {
 	}
 	w := do(t, e, "GET", "/api/resource", "X-Real-IP", "198.51.100.1") // spoofing gains nothing
 	want := `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded; retry in 60 seconds.","retry_after":60,"violated_policies":["api"]}`
-	if w.Code != http.StatusTooManyRequests || w.Body.String() != want || w.Header().Get("Content-Type") != httplimit.ProblemContentType {
+	if w.Code != http.StatusTooManyRequests || w.Body.String() != want || w.Header().Get("Content-Type") != httpengine.ProblemContentType {
 		t.Fatalf("refusal: %d %q %s", w.Code, w.Header().Get("Content-Type"), w.Body.String())
 	}
 	if w := do(t, e, "GET", "/healthz"); w.Code != 200 || w.Header().Get("RateLimit") != "" {

@@ -7,8 +7,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/httpengine/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
 	"github.com/go-ratelimit/ratelimit/ginmw"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkMiddleware(b *testing.B) {
 // app-wide limiters in r.Use, route limiters in the route's handler chain.
 func TestCompositionThroughTheRouter(t *testing.T) {
 	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
-		handlers := func(limiters []*httplimit.Limiter) []gin.HandlerFunc {
+		handlers := func(limiters []*httpengine.Limiter) []gin.HandlerFunc {
 			var all []gin.HandlerFunc
 			for _, l := range limiters {
 				h, err := ginmw.FromLimiter(l)

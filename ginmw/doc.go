@@ -1,5 +1,6 @@
-// Package ginmw is the rate limiter as gin middleware, a gin.HandlerFunc built on
-// the httplimit engine. A refused request is aborted with 429, the RateLimit
+// Package ginmw is the rate limiter as gin middleware, a gin.HandlerFunc that
+// applies the limits declared with core/httplimit, through the engine
+// core/httpengine. A refused request is aborted with 429, the RateLimit
 // fields, Retry-After and an RFC 9457 problem body.
 //
 // Client addresses come from keyfuncs.ClientIP, which trusts only the proxies you

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 )
 
@@ -17,7 +18,7 @@ import (
 type DenyHandler func(c *gin.Context, d *httplimit.Denial)
 
 // ErrorHandler writes the response to a request that could not be decided; the
-// chain is aborted after it returns. The default answers as httplimit.ErrorResponse
+// chain is aborted after it returns. The default answers as httpengine.ErrorResponse
 // says (503 with Retry-After for store failures), never with err's text.
 type ErrorHandler func(c *gin.Context, err error)
 
@@ -27,24 +28,24 @@ type errorHandler ErrorHandler
 // WithDenyHandler replaces the response to refused requests.
 func WithDenyHandler(h DenyHandler) httplimit.Option {
 	if h == nil {
-		return httplimit.ErrorOption(errors.New("ginmw: WithDenyHandler: nil handler"))
+		return httpengine.ErrorOption(errors.New("ginmw: WithDenyHandler: nil handler"))
 	}
-	return httplimit.AdapterOption(denyHandler(h))
+	return httpengine.AdapterOption(denyHandler(h))
 }
 
 // WithErrorHandler replaces the response to requests that could not be decided.
 func WithErrorHandler(h ErrorHandler) httplimit.Option {
 	if h == nil {
-		return httplimit.ErrorOption(errors.New("ginmw: WithErrorHandler: nil handler"))
+		return httpengine.ErrorOption(errors.New("ginmw: WithErrorHandler: nil handler"))
 	}
-	return httplimit.AdapterOption(errorHandler(h))
+	return httpengine.AdapterOption(errorHandler(h))
 }
 
 // New returns gin middleware enforcing limits on store. The options are the
-// engine's (httplimit.WithCost, httplimit.WithShadow, …) and this package's deny
+// httplimit's (httplimit.WithCost, httplimit.WithShadow, …) and this package's deny
 // and error handlers. Errors name the offending policy or option.
 func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (gin.HandlerFunc, error) {
-	l, err := httplimit.New(store, limits, options...)
+	l, err := httpengine.New(store, limits, options...)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +61,8 @@ func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.
 	return h
 }
 
-// FromLimiter returns gin middleware for an existing Limiter.
-func FromLimiter(l *httplimit.Limiter) (gin.HandlerFunc, error) {
+// FromLimiter returns gin middleware for a Limiter built with core/httpengine.
+func FromLimiter(l *httpengine.Limiter) (gin.HandlerFunc, error) {
 	m := &middleware{limiter: l, deny: writeDenial, onError: writeError}
 	for _, v := range l.AdapterOptions() {
 		switch h := v.(type) {
@@ -87,15 +88,15 @@ func writeDenial(c *gin.Context, d *httplimit.Denial) {
 }
 
 func writeError(c *gin.Context, err error) {
-	status, retryAfter, body := httplimit.ErrorResponse(err)
+	status, retryAfter, body := httpengine.ErrorResponse(err)
 	if retryAfter > 0 {
 		c.Writer.Header()["Retry-After"] = []string{strconv.FormatInt(retryAfter, 10)}
 	}
-	c.Data(status, httplimit.ProblemContentType, []byte(body))
+	c.Data(status, httpengine.ProblemContentType, []byte(body))
 }
 
 type middleware struct {
-	limiter *httplimit.Limiter
+	limiter *httpengine.Limiter
 	deny    DenyHandler
 	onError ErrorHandler
 }
@@ -103,23 +104,23 @@ type middleware struct {
 func (m *middleware) handle(c *gin.Context) {
 	r := c.Request
 	if len(c.Keys) > 0 { // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
-		r = httplimit.WithRouterValues(r, c)
+		r = httpengine.WithRouterValues(r, c)
 		c.Request = r
 	}
 	if r.Pattern == "" {
 		r.Pattern = c.FullPath()
 	}
 	t := m.limiter.Start(r, c.Writer.Header())
-	switch t.Outcome() {
-	case httplimit.Skipped:
+	switch t.Disposition() {
+	case httpengine.Skipped:
 		c.Next()
 		return
-	case httplimit.Denied:
+	case httpengine.Denied:
 		m.deny(c, t.Denial())
 		c.Abort()
 		t.Finish(http.StatusTooManyRequests, true)
 		return
-	case httplimit.Failed:
+	case httpengine.Failed:
 		m.onError(c, t.Err())
 		c.Abort()
 		t.Finish(0, true)

@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/httpengine/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
 	"github.com/go-ratelimit/ratelimit/nethttp"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkMiddleware(b *testing.B) {
 // middleware around the mux, route middleware in a pattern's handler chain.
 func TestCompositionThroughTheRouter(t *testing.T) {
 	adaptertest.RunComposition(t, func(layout adaptertest.Layout) http.Handler {
-		wrap := func(h http.Handler, limiters []*httplimit.Limiter) http.Handler {
+		wrap := func(h http.Handler, limiters []*httpengine.Limiter) http.Handler {
 			for i := len(limiters) - 1; i >= 0; i-- {
 				mw, err := nethttp.FromLimiter(limiters[i])
 				if err != nil {

@@ -1,6 +1,7 @@
 // Package nethttp is the rate limiter as net/http middleware,
-// func(http.Handler) http.Handler, built on the httplimit engine. It imports no
-// web framework, so it also serves chi and any router that takes such middleware.
+// func(http.Handler) http.Handler: it applies the limits declared with
+// core/httplimit, through the engine core/httpengine. It imports no web
+// framework, so it also serves chi and any router that takes such middleware.
 //
 // The simplest limiter is one line: a token bucket per client address, in memory.
 //

@@ -6,16 +6,17 @@ import (
 	"net/http"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 )
 
 // DenyHandler writes the response to a refused request. The rate-limit fields and
-// Retry-After are already set on w's header. The default is httplimit.WriteDenial:
+// Retry-After are already set on w's header. The default is httpengine.WriteDenial:
 // 429 with an RFC 9457 problem body.
 type DenyHandler func(w http.ResponseWriter, r *http.Request, d *httplimit.Denial)
 
 // ErrorHandler writes the response to a request that could not be decided. The
-// default is httplimit.WriteError: 503 with Retry-After for store failures, 400 for
+// default is httpengine.WriteError: 503 with Retry-After for store failures, 400 for
 // requests without the identity they are limited by, 500 otherwise; never err's text.
 type ErrorHandler func(w http.ResponseWriter, r *http.Request, err error)
 
@@ -25,27 +26,27 @@ type errorHandler ErrorHandler
 // WithDenyHandler replaces the response to refused requests.
 func WithDenyHandler(h DenyHandler) httplimit.Option {
 	if h == nil {
-		return httplimit.ErrorOption(errors.New("nethttp: WithDenyHandler: nil handler"))
+		return httpengine.ErrorOption(errors.New("nethttp: WithDenyHandler: nil handler"))
 	}
-	return httplimit.AdapterOption(denyHandler(h))
+	return httpengine.AdapterOption(denyHandler(h))
 }
 
 // WithErrorHandler replaces the response to requests that could not be decided.
 func WithErrorHandler(h ErrorHandler) httplimit.Option {
 	if h == nil {
-		return httplimit.ErrorOption(errors.New("nethttp: WithErrorHandler: nil handler"))
+		return httpengine.ErrorOption(errors.New("nethttp: WithErrorHandler: nil handler"))
 	}
-	return httplimit.AdapterOption(errorHandler(h))
+	return httpengine.AdapterOption(errorHandler(h))
 }
 
 // New returns middleware that enforces limits on store for every request of the
-// handler it wraps. The options are the engine's (httplimit.WithCost,
+// handler it wraps. The options are httplimit's (httplimit.WithCost,
 // httplimit.WithShadow, …) and this package's deny and error handlers. Errors name
 // the offending policy or option.
 //
 //	mw, err := nethttp.New(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))
 func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (func(http.Handler) http.Handler, error) {
-	l, err := httplimit.New(store, limits, options...)
+	l, err := httpengine.New(store, limits, options...)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +62,10 @@ func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.
 	return mw
 }
 
-// FromLimiter returns middleware for an existing Limiter, applying the deny and
-// error handlers passed to it with WithDenyHandler and WithErrorHandler.
-func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) {
+// FromLimiter returns middleware for a Limiter built with core/httpengine (for
+// an adapter built on this one), applying the deny and error handlers passed to
+// it with WithDenyHandler and WithErrorHandler.
+func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error) {
 	deny, onError := DenyHandler(writeDenial), ErrorHandler(writeError)
 	for _, v := range l.AdapterOptions() {
 		switch h := v.(type) {
@@ -91,14 +93,14 @@ func FromLimiter(l *httplimit.Limiter) (func(http.Handler) http.Handler, error) 
 }
 
 func writeDenial(w http.ResponseWriter, _ *http.Request, d *httplimit.Denial) {
-	httplimit.WriteDenial(w, d)
+	httpengine.WriteDenial(w, d)
 }
 
-func writeError(w http.ResponseWriter, _ *http.Request, err error) { httplimit.WriteError(w, err) }
+func writeError(w http.ResponseWriter, _ *http.Request, err error) { httpengine.WriteError(w, err) }
 
 // middleware is the handler New's middleware returns.
 type middleware struct {
-	limiter      *httplimit.Limiter
+	limiter      *httpengine.Limiter
 	next         http.Handler
 	deny         DenyHandler
 	onError      ErrorHandler
@@ -113,15 +115,15 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Pattern = m.pattern(r)
 	}
 	t := m.limiter.Start(r, w.Header())
-	switch t.Outcome() {
-	case httplimit.Skipped:
+	switch t.Disposition() {
+	case httpengine.Skipped:
 		m.next.ServeHTTP(w, r)
 		return
-	case httplimit.Denied:
+	case httpengine.Denied:
 		m.deny(w, r, t.Denial())
 		t.Finish(http.StatusTooManyRequests, true)
 		return
-	case httplimit.Failed:
+	case httpengine.Failed:
 		m.onError(w, r, t.Err())
 		t.Finish(0, true)
 		return
@@ -143,7 +145,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveRecorded runs the handler with a writer that records the status, for
 // costs settled after the handler.
-func (m *middleware) serveRecorded(w http.ResponseWriter, r *http.Request, t *httplimit.Ticket) {
+func (m *middleware) serveRecorded(w http.ResponseWriter, r *http.Request, t *httpengine.Ticket) {
 	sw := &statusWriter{ResponseWriter: w}
 	completed := false
 	defer func() { t.Finish(sw.Status(), completed) }()

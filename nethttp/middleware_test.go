@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -116,7 +117,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	for name, option := range map[string]httplimit.Option{
 		"nil deny handler":    nethttp.WithDenyHandler(nil),
 		"nil error handler":   nethttp.WithErrorHandler(nil),
-		"another adapter's":   httplimit.AdapterOption(struct{ gin int }{}),
+		"another adapter's":   httpengine.AdapterOption(struct{ gin int }{}),
 		"cost above capacity": httplimit.WithCost(2),
 	} {
 		if _, err := nethttp.New(store, httplimit.Limit(one, peerIP.Key), option); err == nil {

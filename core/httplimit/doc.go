@@ -1,89 +1,80 @@
-// Package httplimit is the HTTP contract of the rate limiter, written once and used
-// by every router adapter (nethttp, chimw, ginmw, echomw). It imports no web
-// framework.
+// Package httplimit declares an HTTP application's rate limits: which policies a
+// request is charged to, by which key and at what cost, and who observes the
+// decisions. A router package applies them: nethttp (net/http), chimw (chi),
+// ginmw (gin) or echomw (echo), all driving the same engine, so a configuration
+// means the same on every router.
 //
-// A Limiter validates and precomputes its configuration at construction (errors
-// name the policy), then runs each request through one path:
+//	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
+//	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+//
+//	r := chi.NewRouter()
+//	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key)))
+//	r.Get("/api/resource", resource)
+//	r.With(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))).
+//		Get("/api/report", report)
+//
+// Configuration is checked when the middleware is built: an error names the
+// policy or option at fault. Each request then goes through one path:
 //
 //  1. skippers and the allow-list exempt a request entirely (WithSkip,
 //     WithAllowList);
-//  2. each policy of the stack is resolved (static, or per request with LimitFunc,
-//     such as a tenant's plan), and keyed by its KeyFunc. A missing identity
-//     (keyfuncs.ErrNoKey, an empty or an oversized key) takes the fallback
-//     chosen with WithKeyFallback: ClientIPFallback, the default, limits the
-//     request by the client's address (the TCP peer unless given a
-//     keyfuncs.ClientIP that trusts proxies); RefuseFallback refuses it as
-//     unidentified (400); SkipFallback exempts it from a single-policy Limiter,
-//     and New refuses it for a stack, whose other policies the skip would lift
-//     too. Any other key error (a body that cannot be parsed, say) refuses the
-//     request: 400, or 413 for a body over a size limit;
-//  3. the cost is a constant, a route's (WithRouteCosts), a function of the
-//     request, or settled after the handler with a refund (WithCost,
-//     WithCostFunc, WithSettle);
-//  4. the store decides the stack all-or-nothing, merged with the decision of an
-//     outer Limiter the request already passed (see Composition);
-//  5. the fields are written: RateLimit-Policy and RateLimit (draft-ietf-httpapi-
-//     ratelimit-headers, one member per policy in stack order), optionally the
-//     legacy X-RateLimit-* fields, and Retry-After on a refusal;
-//  6. the adapter refuses (429 with an RFC 9457 problem body), reports an error
-//     (503 for a failed store by default), or runs the handler: after a
-//     leaky-bucket wait, holding concurrency leases that are released when the
-//     handler returns or panics. Shadow mode decides and counts but never refuses.
+//  2. each policy is resolved (Limit, or LimitFunc for a policy per request,
+//     such as a tenant's plan) and keyed by its key function. A request without
+//     that identity takes the fallback of WithKeyFallback: by default it is
+//     limited by the client's address. Any other key error (a body that cannot
+//     be parsed, say) refuses the request: 400, or 413 for a body over a size
+//     limit;
+//  3. the cost is a constant, a route's, a function of the request, or settled
+//     after the handler with a refund (WithCost, WithRouteCosts, WithCostFunc,
+//     WithSettle);
+//  4. the store decides the stack all-or-nothing (Stack), merged with the
+//     decision of an outer limiter the request already passed (see
+//     Composition);
+//  5. the response carries the rate-limit fields (WithFields: RateLimit-Policy
+//     and RateLimit by default), and Retry-After on a refusal;
+//  6. a refused request gets 429 with an RFC 9457 problem body, one that could
+//     not be decided 503 (a failed store, ErrStore), 400 (ErrUnidentified) or
+//     500; the router packages' WithDenyHandler and WithErrorHandler replace
+//     these answers. An admitted request runs its handler, after a leaky-bucket
+//     wait, holding its concurrency leases until the handler returns or
+//     panics. WithShadow decides and counts but never refuses.
 //
-// An Observer sees every decision and error, for metrics and logs, and a
-// KeyFallbackObserver every fallback taken. A request that cannot be decided is
-// also logged at error level (WithLogger), without its key, at most one line per
-// second; a request that ended before its decision is logged at debug.
+// An Observer (WithObserver; prommetrics' HTTPObserver is one) sees every
+// decision and error, and a KeyFallbackObserver every fallback taken. A request
+// that cannot be decided is also logged at error level (WithLogger), without its
+// key, at most one line per second.
 //
 // # Composition
 //
 // Apps declare limits in layers: an app-wide middleware, then a route's. Whatever
-// the layering, a request gets one decision. Each Limiter decides when the
+// the layering, a request gets one decision. Each limiter decides when the
 // request reaches it (no router tells a middleware whether another limiter
-// follows: echo builds a route's middlewares inside an opaque handler), and
-// passes on a request (Ticket.Request) whose context carries its decision. A
-// Limiter on the same store that finds such a decision merges its own rules into
-// it:
+// follows), and a limiter on the same store that finds the decision of an outer
+// one merges its own rules into it:
 //
 //   - a policy declared by both is charged once, at the inner declaration's key
 //     and cost (a route's WithCost(5) under an app-wide limit of the same policy
-//     costs 5, not 6): the inner Limiter charges the difference, or refunds the
+//     costs 5, not 6): the inner limiter charges the difference, or refunds the
 //     excess;
 //   - the merged rules are all-or-nothing: when the inner rules refuse, what the
-//     outer Limiter charged is refunded and its leases released, so a route's
+//     outer limiter charged is refunded and its leases released, so a route's
 //     refusal spends nothing of the app-wide policies;
-//   - the inner Limiter writes the fields of the merged decision, one
+//   - the response carries the fields of the merged decision, one
 //     RateLimit-Policy and one RateLimit member per policy, outer policies first;
 //   - observers of both see one event for the request, when it ends.
 //
 // Giving back needs a store that implements core.Refunder (the memory and Redis
-// stores do); on another store, what an outer Limiter charged stays charged when
+// stores do); on another store, what an outer limiter charged stays charged when
 // an inner one refuses or costs less. Limiters on different stores decide
-// separately. A shadow-mode Limiter's refusals let a merged request through only
-// when every Limiter merged into it is in shadow mode. Between the outer charge
+// separately. A shadow-mode limiter's refusals let a merged request through only
+// when every limiter merged into it is in shadow mode. Between the outer charge
 // and a refund, concurrent requests of the same key see the charge: never more
 // is admitted than one merged decision allows, at worst briefly less.
 //
 // Values the router keeps outside the request context (gin's and echo's c.Set)
-// reach the key functions through the same context (WithRouterValues), so
-// keyfuncs.Tenant("tenant") reads c.Set("tenant", …).
+// reach the key functions: keyfuncs.Tenant("tenant") reads c.Set("tenant", …).
 //
-// Adapters use it like this (the net/http one, in full, is little more):
-//
-//	l, err := httplimit.New(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))
-//	...
-//	t := l.Start(r, w.Header())
-//	switch t.Outcome() {
-//	case httplimit.Denied:
-//		httplimit.WriteDenial(w, t.Denial())
-//	case httplimit.Failed:
-//		httplimit.WriteError(w, t.Err())
-//	case httplimit.Admitted:
-//		if t.Wait(r.Context()) == nil {
-//			next.ServeHTTP(w, t.Request())
-//		}
-//	default: // Skipped
-//		next.ServeHTTP(w, r)
-//	}
-//	t.Finish(status, true)
+// The engine behind the router packages is core/httpengine. It defines the types
+// named here (their fields and methods are documented there), and its other
+// names serve adapter authors: an application never imports it.
 package httplimit

@@ -1,93 +1,29 @@
 package httplimit
 
-import (
-	"context"
-	"errors"
-	"log/slog"
-	"net/http"
-	"sync"
-	"time"
-)
+import "github.com/go-ratelimit/ratelimit/core/httpengine"
 
-// errPolicyFunc and errCostFunc are wrapped by the errors of failing policy and
-// cost functions, so that ErrorReason can tell them apart.
+// The errors an error handler and Observer.OnError receive wrap one of these;
+// test them with errors.Is. Anything else comes from a failing policy or cost
+// function (500 by default).
 var (
-	errPolicyFunc = errors.New("httplimit: policy function")
-	errCostFunc   = errors.New("httplimit: cost function")
+	// ErrStore: the store could not decide (the backend is unreachable, say). The
+	// default error handlers answer 503 with Retry-After (the failure mode's hint
+	// when it has one, as resilient's closed mode gives).
+	ErrStore = httpengine.ErrStore
+	// ErrUnidentified: the request's key could not be found. Its key function
+	// failed with an error other than keyfuncs.ErrNoKey (a body that cannot be
+	// parsed, say), or it found no identity and the fallback refuses such
+	// requests (RefuseFallback). The default error handlers answer 400, or 413
+	// when the body is over a size limit before the identity is found
+	// (keyfuncs.ErrFormTooLarge). Such a request is never charged to another
+	// name.
+	ErrUnidentified = httpengine.ErrUnidentified
 )
 
-// The reasons ErrorReason reports, usable as metric label values.
-const (
-	// ReasonKey: a key function failed (the error wraps ErrUnidentified).
-	ReasonKey = "key"
-	// ReasonPolicy: a policy function (LimitFunc) failed or returned an invalid policy.
-	ReasonPolicy = "policy"
-	// ReasonCost: a cost function failed or returned a cost the policy cannot admit.
-	ReasonCost = "cost"
-	// ReasonStore: the store failed (the error wraps ErrStore), deciding or giving back.
-	ReasonStore = "store"
-	// ReasonCanceled: the request ended before its decision.
-	ReasonCanceled = "canceled"
-	// ReasonOther: anything else, such as a merged decision the store rejected.
-	ReasonOther = "other"
-)
-
-// ErrorReason classifies an error given to Observer.OnError: ReasonKey,
-// ReasonPolicy, ReasonCost, ReasonStore, ReasonCanceled or ReasonOther.
-func ErrorReason(err error) string {
-	switch {
-	case errors.Is(err, ErrUnidentified):
-		return ReasonKey
-	case errors.Is(err, errPolicyFunc):
-		return ReasonPolicy
-	case errors.Is(err, errCostFunc):
-		return ReasonCost
-	case errors.Is(err, ErrStore):
-		return ReasonStore
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return ReasonCanceled
-	}
-	return ReasonOther
-}
-
-// errorLog logs undecided requests at error level, at most once per
-// errorLogInterval, counting the ones it leaves out, so that a key function that
-// fails on every request does not flood the log.
-type errorLog struct {
-	logger *slog.Logger
-
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int64
-}
-
-// errorLogInterval is the least time between two error lines of one Limiter.
-const errorLogInterval = time.Second
-
-// log logs err about r, without the key: the method, the route (never the raw
-// path, which may carry identities) and the error, whose text names the policy.
-// A request that ended before its decision is no error of the limiter's: it is
-// logged at debug.
-func (e *errorLog) log(r *http.Request, err error) {
-	ctx := r.Context()
-	if ErrorReason(err) == ReasonCanceled {
-		if e.logger.Enabled(ctx, slog.LevelDebug) {
-			e.logger.LogAttrs(ctx, slog.LevelDebug, "rate limit: request ended before its decision",
-				slog.String("method", r.Method), slog.String("route", r.Pattern))
-		}
-		return
-	}
-	e.mu.Lock()
-	now := time.Now()
-	if !e.last.IsZero() && now.Sub(e.last) < errorLogInterval {
-		e.suppressed++
-		e.mu.Unlock()
-		return
-	}
-	suppressed := e.suppressed
-	e.last, e.suppressed = now, 0
-	e.mu.Unlock()
-	e.logger.LogAttrs(ctx, slog.LevelError, "rate limit: request not decided",
-		slog.String("reason", ErrorReason(err)), slog.String("method", r.Method), slog.String("route", r.Pattern),
-		slog.Any("error", err), slog.Int64("errors_not_logged", suppressed))
-}
+// Denial describes a refused request to a router package's deny handler
+// (WithDenyHandler): the policies' results, Violated (the names of those that
+// refused), RetryAfter, and Problem, the default RFC 9457 body with its
+// SetContentType. The rate-limit fields and Retry-After are already set on the
+// response. A Denial is only valid until the handler returns. Its fields and
+// methods: httpengine.Denial.
+type Denial = httpengine.Denial

@@ -4,47 +4,62 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strings"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
+	"github.com/go-ratelimit/ratelimit/nethttp"
 )
 
-// An adapter's whole job: Start, act on the outcome, Finish. The login is
-// limited per account, read from the form body as the handler will read it:
-// alice's third attempt is refused, bob's first is not.
-func ExampleLimiter() {
+// An app-wide limit on every route, and a report that does five times the work:
+// the report costs 5 of the same bucket, not 6, and the response lists the
+// policy once.
+func Example() {
 	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now))
 	defer store.Close()
-	login := core.MustPolicy("login", core.FixedWindow, core.PerMinute(2))
-	l := httplimit.Must(store, httplimit.Limit(login, keyfuncs.FormField("username")))
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 
-	for _, username := range []string{"alice", "alice", "alice", "bob"} {
-		body := url.Values{"username": {username}, "password": {"x"}}.Encode()
-		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	mux := http.NewServeMux()
+	mux.Handle("GET /api/resource", ok)
+	mux.Handle("GET /api/report", nethttp.Middleware(store,
+		httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))(ok))
+	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))(mux)
+
+	for _, path := range []string{"/api/resource", "/api/report", "/api/report"} {
 		w := httptest.NewRecorder()
-		t := l.Start(r, w.Header())
-		switch t.Outcome() {
-		case httplimit.Denied:
-			httplimit.WriteDenial(w, t.Denial())
-		case httplimit.Failed:
-			httplimit.WriteError(w, t.Err())
-		default:
-			if t.Wait(r.Context()) == nil {
-				w.WriteHeader(http.StatusNoContent) // the handler
-			}
-		}
-		t.Finish(w.Code, true)
-		fmt.Printf("%d %s Retry-After=%q\n", w.Code, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"))
+		handler.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		fmt.Printf("%d %s %s Retry-After=%q\n", w.Code, path, w.Header().Get("RateLimit"), w.Header().Get("Retry-After"))
 	}
 	// Output:
-	// 204 "login";r=1;t=60 Retry-After=""
-	// 204 "login";r=0;t=60 Retry-After=""
-	// 429 "login";r=0;t=60 Retry-After="60"
-	// 204 "login";r=1;t=60 Retry-After=""
+	// 200 /api/resource "api";r=9;t=60 Retry-After=""
+	// 200 /api/report "api";r=4;t=60 Retry-After=""
+	// 429 /api/report "api";r=4;t=60 Retry-After="60"
+}
+
+// Three policies decided as one: a refusal by any of them charges none.
+func ExampleStack() {
+	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now))
+	defer store.Close()
+	perAccount := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	perIP := core.MustPolicy("ip", core.SlidingWindow, core.PerMinute(20))
+	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	login := nethttp.Middleware(store, httplimit.Stack(
+		httplimit.Limit(perAccount, keyfuncs.Query("user")),
+		httplimit.Limit(perIP, clientIP.Key),
+	))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+
+	for i := range 6 {
+		w := httptest.NewRecorder()
+		login.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/login?user=alice", nil))
+		if i >= 4 {
+			fmt.Println(w.Code, w.Header().Get("RateLimit"))
+		}
+	}
+	// Output:
+	// 200 "account";r=0;t=60, "ip";r=15;t=60
+	// 429 "account";r=0;t=60, "ip";r=15;t=60
 }

@@ -1,78 +1,64 @@
 package httplimit
 
-import (
-	"net/http"
+import "github.com/go-ratelimit/ratelimit/core/httpengine"
 
-	"github.com/go-ratelimit/ratelimit/core"
-)
+// Observer watches a limiter's decisions and errors, for metrics and logs (see
+// WithObserver): OnDecision(e *Event) once per decided request (a refusal before
+// it is answered, an admitted request when it ends), and OnError(r *http.Request,
+// err error) for a request that could not be decided or a lease or refund that
+// failed after it. Its methods are called synchronously on
+// the request's goroutine, so they must be quick and safe for concurrent use.
+// When limiters are nested, one merged decision is one event, seen by the
+// observers of every limiter merged into it. The methods' contract:
+// httpengine.Observer.
+type Observer = httpengine.Observer
 
-// Observer watches a Limiter's decisions and errors, for metrics and logs. Its
-// methods are called synchronously on the request's goroutine, so they must be
-// quick and safe for concurrent use. The engine imports no metrics or logging
-// library: attach them here.
-type Observer interface {
-	// OnDecision is called once per decided request: for a refusal, before it is
-	// written; for an admitted request, when it ends (Ticket.Finish), because a
-	// Limiter nested inside may still merge its decision into this one. A merged
-	// decision is one event, seen by the observers of every Limiter merged into
-	// it. e and its slices are only valid during the call.
-	OnDecision(e *Event)
-	// OnError is called when a request could not be decided (a key, policy, cost or
-	// store error) and when releasing a lease or refunding a cost fails after the
-	// request. err wraps ErrStore, ErrUnidentified or the failing function's error.
-	OnError(r *http.Request, err error)
-}
+// Event is one decided request, as an Observer sees it: the request, what was
+// asked of the store and its answer per policy, whether the request was allowed,
+// shadow mode, and whether a key fallback was taken. Event.Verdict(i) is what the
+// i-th policy amounted to. Its fields: httpengine.Event.
+type Event = httpengine.Event
 
-// Event is one decided request, as an Observer sees it.
-type Event struct {
-	// Request is the decided request.
-	Request *http.Request
-	// Requests holds what was asked of the store, one per policy in stack order: the
-	// policy, the key (never a raw secret when keyfuncs built it) and the cost.
-	Requests []core.Request
-	// Results holds the store's answer for each policy, in the same order.
-	Results []core.Result
-	// Allowed reports whether every policy admitted the request.
-	Allowed bool
-	// Shadow reports shadow mode: the request proceeds even when Allowed is false.
-	Shadow bool
-	// FellBack reports that at least one key function failed and the fallback key
-	// (the TCP peer, by default) was used instead.
-	FellBack bool
-}
-
-// Verdict is what one policy of a decided request amounted to.
-type Verdict string
+// Verdict is what one policy of a decided request amounted to (Event.Verdict).
+type Verdict = httpengine.Verdict
 
 // The verdicts, usable as metric label values.
 const (
 	// VerdictAllowed: the request was admitted and charged.
-	VerdictAllowed Verdict = "allowed"
+	VerdictAllowed Verdict = httpengine.VerdictAllowed
 	// VerdictDenied: this policy refused the request; nothing was charged.
-	VerdictDenied Verdict = "denied"
+	VerdictDenied Verdict = httpengine.VerdictDenied
 	// VerdictShadowDenied: this policy would have refused the request, and shadow
 	// mode let it through uncharged.
-	VerdictShadowDenied Verdict = "shadow_denied"
+	VerdictShadowDenied Verdict = httpengine.VerdictShadowDenied
 	// VerdictUncharged: this policy would have admitted the request, but another
-	// policy of its stack (or of a nested Limiter's rules) refused it, so nothing
+	// policy of its stack (or of a nested limiter's rules) refused it, so nothing
 	// was charged.
-	VerdictUncharged Verdict = "uncharged"
-	// VerdictUnenforced: the policy's store failed and its failure mode admitted the
-	// request without counting it (core.Result.Unenforced).
-	VerdictUnenforced Verdict = "unenforced"
+	VerdictUncharged Verdict = httpengine.VerdictUncharged
+	// VerdictUnenforced: the policy's store failed and its failure mode admitted
+	// the request without counting it (core.Result.Unenforced).
+	VerdictUnenforced Verdict = httpengine.VerdictUnenforced
 )
 
-// Verdict is the verdict of the i-th policy.
-func (e *Event) Verdict(i int) Verdict {
-	switch {
-	case e.Results[i].Unenforced && (e.Allowed || !refused(&e.Results[i])):
-		return VerdictUnenforced
-	case e.Allowed:
-		return VerdictAllowed
-	case !refused(&e.Results[i]):
-		return VerdictUncharged
-	case e.Shadow:
-		return VerdictShadowDenied
-	}
-	return VerdictDenied
-}
+// The reasons ErrorReason reports, usable as metric label values.
+const (
+	// ReasonKey: a key function failed (the error wraps ErrUnidentified).
+	ReasonKey = httpengine.ReasonKey
+	// ReasonPolicy: a policy function (LimitFunc) failed or returned an invalid
+	// policy.
+	ReasonPolicy = httpengine.ReasonPolicy
+	// ReasonCost: a cost function failed or returned a cost the policy cannot
+	// admit.
+	ReasonCost = httpengine.ReasonCost
+	// ReasonStore: the store failed (the error wraps ErrStore), deciding or giving
+	// back.
+	ReasonStore = httpengine.ReasonStore
+	// ReasonCanceled: the request ended before its decision.
+	ReasonCanceled = httpengine.ReasonCanceled
+	// ReasonOther: anything else, such as a merged decision the store rejected.
+	ReasonOther = httpengine.ReasonOther
+)
+
+// ErrorReason classifies an error given to Observer.OnError: ReasonKey,
+// ReasonPolicy, ReasonCost, ReasonStore, ReasonCanceled or ReasonOther.
+func ErrorReason(err error) string { return httpengine.ErrorReason(err) }

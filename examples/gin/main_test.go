@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
+	"github.com/go-ratelimit/ratelimit/core/httpengine/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/go-ratelimit/ratelimit/core/httplimit/adaptertest"
+	"github.com/go-ratelimit/ratelimit/core/httpengine/adaptertest"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )

@@ -52,13 +52,24 @@ func (a *app) Close() error {
 	return a.store.Close()
 }
 
-// limiters are the per-route limiters every router shares, so that all four
-// routers enforce the very same configuration.
+// limiters are the per-route limits, on one store, that every router applies,
+// so that all four routers enforce the very same configuration.
 type limiters struct {
-	api, report, export, login *httplimit.Limiter
+	store                      core.Store
+	api, report, export, login routeLimit
 	apiPolicy                  core.Policy
 	validKey                   keyfuncs.APIKeyValidator // accepts the -api-keys
 }
+
+// routeLimit is what one route is limited by, for the router to apply.
+type routeLimit struct {
+	limits  httplimit.Limits
+	options []httplimit.Option
+}
+
+// unknownPeerKey is the one key of the clients whose address cannot be found,
+// as httplimit.ClientIPFallback(nil) keys them too.
+const unknownPeerKey = "ip:unknown"
 
 // newApp builds the store, the policies and the router that cfg describes.
 func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
@@ -196,7 +207,7 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer, logger *s
 
 	// A request without the identity a policy keys on is limited by its client
 	// address (behind the trusted proxies), never let through unlimited.
-	fallback := keyfuncs.FirstOf(clientIP.Key, keyfuncs.Const(httplimit.UnknownPeerKey))
+	fallback := keyfuncs.FirstOf(clientIP.Key, keyfuncs.Const(unknownPeerKey))
 	common := []httplimit.Option{
 		httplimit.WithObserver(obs),
 		httplimit.WithKeyFallback(httplimit.ClientIPFallback(fallback)),
@@ -207,27 +218,22 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer, logger *s
 	validKey := keyfuncs.APIKeySet(cfg.apiKeys...)
 	byKeyOrIP := keyfuncs.FirstOf(keyfuncs.ValidAPIKey(apiKeyHeader, validKey), clientIP.Key)
 
-	lims := limiters{apiPolicy: api, validKey: validKey}
-	build := func(limits httplimit.Limits, options ...httplimit.Option) *httplimit.Limiter {
-		if err != nil {
-			return nil
-		}
-		var l *httplimit.Limiter
-		l, err = httplimit.New(store, limits, append(options, common...)...)
-		return l
+	route := func(limits httplimit.Limits, options ...httplimit.Option) routeLimit {
+		return routeLimit{limits: limits, options: append(options, common...)}
 	}
-	lims.api = build(httplimit.Limit(api, byKeyOrIP))
-	lims.report = build(httplimit.Limit(api, byKeyOrIP), httplimit.WithCost(reportCost))
-	lims.export = build(httplimit.Limit(export, clientIP.Key))
-	lims.login = build(httplimit.Stack(
-		httplimit.Limit(account, keyfuncs.FormUsername("username")),
-		httplimit.Limit(perIP, clientIP.Key),
-		httplimit.Limit(perSubnet, subnet),
-	))
-	if err != nil {
-		return limiters{}, err
-	}
-	return lims, nil
+	return limiters{
+		store:  store,
+		api:    route(httplimit.Limit(api, byKeyOrIP)),
+		report: route(httplimit.Limit(api, byKeyOrIP), httplimit.WithCost(reportCost)),
+		export: route(httplimit.Limit(export, clientIP.Key)),
+		login: route(httplimit.Stack(
+			httplimit.Limit(account, keyfuncs.FormUsername("username")),
+			httplimit.Limit(perIP, clientIP.Key),
+			httplimit.Limit(perSubnet, subnet),
+		)),
+		apiPolicy: api,
+		validKey:  validKey,
+	}, nil
 }
 
 // errUnknownRouter is returned for a -router that newRouter does not know.

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-ratelimit/ratelimit/chimw"
+	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
 	"github.com/go-ratelimit/ratelimit/echomw"
 	"github.com/go-ratelimit/ratelimit/ginmw"
@@ -31,7 +32,7 @@ func newRouter(kind string, lims limiters, h routes) (http.Handler, error) {
 }
 
 func netHTTPRouter(lims limiters, h routes) (http.Handler, error) {
-	mws, err := adapt(lims, nethttp.FromLimiter)
+	mws, err := adapt(lims, nethttp.New)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func netHTTPRouter(lims limiters, h routes) (http.Handler, error) {
 }
 
 func chiRouter(lims limiters, h routes) (http.Handler, error) {
-	mws, err := adapt(lims, chimw.FromLimiter)
+	mws, err := adapt(lims, chimw.New)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func chiRouter(lims limiters, h routes) (http.Handler, error) {
 }
 
 func ginRouter(lims limiters, h routes) (http.Handler, error) {
-	mws, err := adapt(lims, ginmw.FromLimiter)
+	mws, err := adapt(lims, ginmw.New)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func ginRouter(lims limiters, h routes) (http.Handler, error) {
 }
 
 func echoRouter(lims limiters, h routes) (http.Handler, error) {
-	mws, err := adapt(lims, echomw.FromLimiter)
+	mws, err := adapt(lims, echomw.New)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +99,16 @@ func echoRouter(lims limiters, h routes) (http.Handler, error) {
 // middlewares are one router's adapters of the shared limiters.
 type middlewares[M any] struct{ api, report, export, login M }
 
-// adapt makes one adapter middleware per limiter.
-func adapt[M any](lims limiters, from func(*httplimit.Limiter) (M, error)) (middlewares[M], error) {
+// adapt makes one router middleware per route's limits with newMiddleware, the
+// router package's New.
+func adapt[M any](lims limiters, newMiddleware func(core.Store, httplimit.Limits, ...httplimit.Option) (M, error)) (middlewares[M], error) {
 	var m middlewares[M]
 	var err error
 	for _, pair := range []struct {
-		dst *M
-		l   *httplimit.Limiter
+		dst   *M
+		route routeLimit
 	}{{&m.api, lims.api}, {&m.report, lims.report}, {&m.export, lims.export}, {&m.login, lims.login}} {
-		if *pair.dst, err = from(pair.l); err != nil {
+		if *pair.dst, err = newMiddleware(lims.store, pair.route.limits, pair.route.options...); err != nil {
 			return m, err
 		}
 	}

@@ -1,0 +1,202 @@
+package adaptertest
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// Layout is a router for RunComposition: limiters app-wide and on one route.
+type Layout struct {
+	// App are installed app-wide, outermost first: r.Use (chi, gin, echo's e.Use),
+	// or middleware around the ServeMux.
+	App []*httpengine.Limiter
+	// Route are installed on GET /x only, outermost first (chi's r.With, gin's and
+	// echo's route middlewares, a ServeMux pattern's handler chain). GET /y has none.
+	Route []*httpengine.Limiter
+	// ValueKey, when set, asks for a middleware that runs before every limiter and
+	// stores the request's X-Value header under ValueKey the router's own way:
+	// gin's and echo's c.Set, the request context (context.WithValue) for chi and
+	// net/http.
+	ValueKey string
+}
+
+// Build returns the adapter's real router for layout, serving GET /x and GET /y
+// with 200.
+type Build func(layout Layout) http.Handler
+
+// RunComposition runs the nesting scenarios through an adapter: limiters declared
+// app-wide and per route make one decision per request, and values stored the
+// router's way reach the key functions.
+func RunComposition(t *testing.T, build Build) {
+	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	type step struct {
+		path, value string
+		code        int
+		rateLimit   string
+		policy      string
+	}
+	run := func(t *testing.T, h http.Handler, steps []step) {
+		t.Helper()
+		for i, s := range steps {
+			w := send(h, s.path, "X-Value", s.value)
+			if w.Code != s.code || w.Header().Get("RateLimit") != s.rateLimit ||
+				(s.policy != "" && w.Header().Get("RateLimit-Policy") != s.policy) ||
+				len(w.Header().Values("RateLimit")) > 1 || len(w.Header().Values("RateLimit-Policy")) > 1 {
+				t.Fatalf("request %d (%s): %d\n RateLimit %q\n RateLimit-Policy %q\nwant %d\n RateLimit %q\n RateLimit-Policy %q",
+					i+1, s.path, w.Code, w.Header().Values("RateLimit"), w.Header().Values("RateLimit-Policy"), s.code, s.rateLimit, s.policy)
+			}
+		}
+	}
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+
+	t.Run("same policy charged once at the inner cost", func(t *testing.T) {
+		store := newStore(t)
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithCost(5))},
+		})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"api";r=5;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=4;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/x", code: 429, rateLimit: `"api";r=4;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=3;t=60`},
+		})
+	})
+
+	t.Run("different policies all-or-nothing", func(t *testing.T) {
+		store := newStore(t)
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key))},
+		})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"api";r=9;t=60, "route";r=0;t=60`, policy: `"api";q=10;w=60, "route";q=1;w=60`},
+			// The route refuses: the response lists both policies, and the app-wide
+			// one keeps what it had (r=9), as the next request shows.
+			{path: "/x", code: 429, rateLimit: `"api";r=9;t=60, "route";r=0;t=60`, policy: `"api";q=10;w=60, "route";q=1;w=60`},
+			{path: "/x", code: 429, rateLimit: `"api";r=9;t=60, "route";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=8;t=60`, policy: `"api";q=10;w=60`},
+		})
+	})
+
+	t.Run("stack under an app-wide limit", func(t *testing.T) {
+		store := newStore(t)
+		account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(2))
+		perIP := core.MustPolicy("ip", core.FixedWindow, core.PerMinute(5))
+		h := build(Layout{
+			App: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Stack(
+				httpengine.Limit(account, valueHeader),
+				httpengine.Limit(perIP, ip.Key),
+			), httpengine.WithCost(2))},
+		})
+		run(t, h, []step{
+			// The route's cost (2) applies to its own policies; "api", which only the
+			// app declares, costs the app's 1.
+			{path: "/x", value: "alice", code: 200, rateLimit: `"api";r=9;t=60, "account";r=0;t=60, "ip";r=3;t=60`,
+				policy: `"api";q=10;w=60, "account";q=2;w=60, "ip";q=5;w=60`},
+			{path: "/x", value: "alice", code: 429, rateLimit: `"api";r=9;t=60, "account";r=0;t=60, "ip";r=3;t=60`},
+			{path: "/x", value: "bob", code: 200, rateLimit: `"api";r=8;t=60, "account";r=0;t=60, "ip";r=1;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=7;t=60`},
+		})
+	})
+
+	t.Run("route costs from one app-wide middleware", func(t *testing.T) {
+		store := newStore(t)
+		// The table names GET /x both ways: net/http's pattern and the others'.
+		costs := map[string]int64{"GET /x": 5, "/x": 5}
+		h := build(Layout{App: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithRouteCosts(costs))}})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"api";r=5;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=4;t=60`},
+			{path: "/x", code: 429, rateLimit: `"api";r=4;t=60`},
+		})
+	})
+
+	t.Run("one event per request", func(t *testing.T) {
+		store := newStore(t)
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))
+		var events eventLog
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithObserver(&events))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key), httpengine.WithObserver(&events))},
+		})
+		send(h, "/x")
+		send(h, "/x")
+		send(h, "/y")
+		want := []string{"api:allowed route:allowed", "api:uncharged route:denied", "api:allowed"}
+		if got := events.list(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+			t.Fatalf("events %q, want %q", got, want)
+		}
+	})
+
+	t.Run("router values reach the key functions", func(t *testing.T) {
+		for _, kind := range []struct {
+			name string
+			key  keyfuncs.KeyFunc
+		}{{"tenant", keyfuncs.Tenant("tenant")}, {"user", keyfuncs.User("user")}} {
+			store := newStore(t)
+			policy := core.MustPolicy(kind.name, core.FixedWindow, core.PerMinute(1))
+			fields := `"` + kind.name + `";r=0;t=60`
+			for _, where := range []string{"app", "route"} {
+				layout := Layout{ValueKey: kind.name}
+				// Without the value, both requests would fall back to the client's
+				// address and share its bucket.
+				l := httpengine.Must(store, httpengine.Limit(policy, kind.key))
+				if where == "app" {
+					layout.App = []*httpengine.Limiter{l}
+				} else {
+					layout.Route = []*httpengine.Limiter{l}
+				}
+				h := build(layout)
+				prefix := where + "-"
+				run(t, h, []step{
+					{path: "/x", value: prefix + "acme", code: 200, rateLimit: fields},
+					{path: "/x", value: prefix + "tiny", code: 200, rateLimit: fields},
+					{path: "/x", value: prefix + "acme", code: 429, rateLimit: fields},
+				})
+			}
+		}
+	})
+}
+
+// eventLog records each decision as "policy:verdict" pairs.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (e *eventLog) OnDecision(ev *httpengine.Event) {
+	s := ""
+	for i := range ev.Results {
+		if i > 0 {
+			s += " "
+		}
+		s += ev.Results[i].Policy + ":" + string(ev.Verdict(i))
+	}
+	e.mu.Lock()
+	e.events = append(e.events, s)
+	e.mu.Unlock()
+}
+
+func (e *eventLog) OnError(*http.Request, error) {}
+
+func (e *eventLog) list() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.events...)
+}
+
+// valueHeader keys a request by its X-Value header.
+func valueHeader(r *http.Request) (string, error) {
+	if v := r.Header.Get("X-Value"); v != "" {
+		return "account:" + v, nil
+	}
+	return "", keyfuncs.ErrNoKey
+}

@@ -1,0 +1,109 @@
+package adaptertest
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// Mount serves GET /x (200) behind the adapter's middleware built from store,
+// limits and options, on the adapter's real router.
+type Mount func(store core.Store, limits httpengine.Limits, options ...httpengine.Option) http.Handler
+
+// RunOptions runs the engine's per-request features through an adapter: shadow
+// mode, a skipper, a policy per request and the leaky-bucket wait.
+func RunOptions(t *testing.T, mount Mount) {
+	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	one := core.MustPolicy("one", core.FixedWindow, core.PerMinute(1))
+
+	t.Run("shadow", func(t *testing.T) {
+		h := mount(newStore(t), httpengine.Limit(one, ip.Key), httpengine.WithShadow())
+		for i := range 3 {
+			w := send(h, "/x")
+			if w.Code != http.StatusOK || w.Header().Get("Retry-After") != "" {
+				t.Fatalf("request %d: %d, Retry-After %q: shadow mode never refuses", i+1, w.Code, w.Header().Get("Retry-After"))
+			}
+			if i > 0 && w.Header().Get("RateLimit") != `"one";r=0;t=60` {
+				t.Fatalf("request %d: RateLimit %q", i+1, w.Header().Get("RateLimit"))
+			}
+		}
+	})
+	t.Run("skip", func(t *testing.T) {
+		h := mount(newStore(t), httpengine.Limit(one, ip.Key),
+			httpengine.WithSkip(func(r *http.Request) bool { return r.Header.Get("X-Internal") == "yes" }))
+		for range 3 {
+			if w := send(h, "/x", "X-Internal", "yes"); w.Code != http.StatusOK || w.Header().Get("RateLimit") != "" {
+				t.Fatalf("skipped request: %d %q", w.Code, w.Header().Get("RateLimit"))
+			}
+		}
+		send(h, "/x")
+		if w := send(h, "/x"); w.Code != http.StatusTooManyRequests {
+			t.Fatalf("second request not skipped: %d", w.Code)
+		}
+	})
+	t.Run("policy per request", func(t *testing.T) {
+		free := core.MustPolicy("plan", core.FixedWindow, core.PerMinute(1))
+		pro := core.MustPolicy("plan", core.FixedWindow, core.PerMinute(3))
+		h := mount(newStore(t), httpengine.LimitFunc(func(r *http.Request) (core.Policy, error) {
+			if r.Header.Get("X-Plan") == "pro" {
+				return pro, nil
+			}
+			return free, nil
+		}, ip.Key))
+		if w := send(h, "/x"); w.Code != 200 || w.Header().Get("RateLimit-Policy") != `"plan";q=1;w=60` {
+			t.Fatalf("free plan: %d %q", w.Code, w.Header().Get("RateLimit-Policy"))
+		}
+		if w := send(h, "/x"); w.Code != http.StatusTooManyRequests {
+			t.Fatalf("free plan, second request: %d", w.Code)
+		}
+		if w := send(h, "/x", "X-Plan", "pro"); w.Code != 200 || w.Header().Get("RateLimit") != `"plan";r=2;t=60` {
+			t.Fatalf("after the upgrade: %d %q", w.Code, w.Header().Get("RateLimit"))
+		}
+	})
+	t.Run("leaky bucket waits", func(t *testing.T) {
+		queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(50), core.WithBurst(1))
+		h := mount(newStore(t), httpengine.Limit(queue, ip.Key))
+		start := time.Now()
+		if w := send(h, "/x"); w.Code != 200 {
+			t.Fatalf("head of the queue: %d", w.Code)
+		}
+		if w := send(h, "/x"); w.Code != 200 || time.Since(start) < 20*time.Millisecond {
+			t.Fatalf("second in the queue: %d after %v, want 200 after its 20ms slot", w.Code, time.Since(start))
+		}
+		if w := send(h, "/x"); w.Code != http.StatusTooManyRequests {
+			t.Fatalf("full queue: %d, want 429 at once", w.Code)
+		}
+	})
+}
+
+// newStore is a memory store on a clock that stands still at a window boundary, so
+// that the fields the suite expects do not depend on when it runs.
+func newStore(t *testing.T) core.Store {
+	t.Helper()
+	s, err := memory.New(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// send serves a GET of path from one client (203.0.113.5) through h, with the
+// given header name and value pairs, and returns what h wrote.
+func send(h http.Handler, path string, headers ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.RemoteAddr = "203.0.113.5:4000"
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header.Set(headers[i], headers[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}

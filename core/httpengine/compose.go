@@ -1,0 +1,267 @@
+package httpengine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// Composition: a request that passes through several Limiters (an app-wide
+// middleware, then a route's) gets one decision.
+//
+// Each Limiter decides when the request reaches it, because no router tells a
+// middleware whether another limiter waits further down the chain (echo builds a
+// route's middlewares inside an opaque handler, chi and net/http wrap handlers
+// in closures). A Limiter that finds an admitted decision of the same store in
+// the request's scope merges its own rules into it:
+//
+//   - a policy both declare is charged once, at the inner declaration's key and
+//     cost: the inner Limiter charges only the difference (or refunds the excess);
+//   - the merged rules decide all-or-nothing: when the inner rules are refused,
+//     what the outer Limiter charged is given back (refunded, leases released),
+//     so a refusal by a route's policy spends nothing of the app-wide one;
+//   - the inner Limiter writes the fields of the merged decision, so the response
+//     lists each policy once, and its observers (and the outer one's) see one
+//     event for the request, at its end.
+//
+// Giving back needs a store that implements core.Refunder (the memory and Redis
+// stores do); on a store without it, what an outer Limiter charged stays charged.
+
+// merge decides t's own prepared requests together with prev's decision, which
+// prev's Limiter made on the same store, and leaves the merged requests and
+// results in t.
+func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
+	own := t.reqs
+	n := len(prev.reqs) + len(own)
+	t.mergedReqs = growRequests(t.mergedReqs, n)
+	t.mergedResults = growResults(t.mergedResults, n)
+	reqs, results := t.mergedReqs[:0], t.mergedResults[:n]
+	held := make([]int64, 0, n) // what prev charged for the entry: a cost, or 1 for a held lease
+	from := make([]int, 0, n)   // the index of the entry in prev.reqs, or -1
+	undo := make([]int, 0, n)   // prev's requests whose charge must be given back if the merge is admitted
+	taken := make([]bool, len(own))
+	for i := range prev.reqs {
+		p := &prev.reqs[i]
+		req := *p
+		var charged int64
+		if j := indexOfPolicy(own, p.Policy.Name()); j >= 0 {
+			taken[j] = true
+			req = own[j]
+			if prev.allowed && (req.Key != p.Key || req.Policy.ID() != p.Policy.ID()) {
+				undo = append(undo, i) // the inner declaration replaces the outer one
+			} else if prev.allowed {
+				charged = heldBy(p, &prev.results[i])
+			}
+		} else if prev.allowed {
+			charged = heldBy(p, &prev.results[i])
+		}
+		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)
+	}
+	for j := range own {
+		if !taken[j] {
+			reqs, held, from = append(reqs, own[j]), append(held, 0), append(from, -1)
+		}
+	}
+
+	// Decide what is left to charge: the new policies, and the difference of those
+	// prev charged at a lower cost.
+	decided := make([]int, 0, n)
+	asked := make([]core.Request, 0, n)
+	for e := range reqs {
+		req := reqs[e]
+		switch {
+		case held[e] == 0:
+		case req.Policy.Algorithm() == core.Concurrency:
+			continue // prev holds the lease
+		case req.EffectiveCost() > held[e]:
+			req.Cost = req.EffectiveCost() - held[e]
+		default:
+			continue
+		}
+		decided, asked = append(decided, e), append(asked, req)
+	}
+	allowed := true
+	if len(asked) > 0 {
+		answers := make([]core.Result, len(asked))
+		var err error
+		if len(asked) == 1 {
+			answers[0], err = l.store.Decide(ctx, asked[0])
+			allowed = answers[0].Allowed
+		} else {
+			if err = core.CheckStack(asked, answers); err != nil {
+				return fmt.Errorf("httplimit: merged decision: %w", err)
+			}
+			allowed, err = l.store.DecideStack(ctx, asked, answers)
+		}
+		if err != nil {
+			return err
+		}
+		for k, e := range decided {
+			results[e] = answers[k]
+		}
+	}
+
+	// Settle with prev: carry its results, and give back what the merged decision
+	// does not keep.
+	isDecided := make([]bool, n)
+	for _, e := range decided {
+		isDecided[e] = true
+	}
+	for e := range reqs {
+		i := from[e]
+		givenBack := held[e] > 0 && (l.refunder != nil || reqs[e].Policy.Algorithm() == core.Concurrency)
+		if isDecided[e] {
+			if !allowed && givenBack {
+				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
+			}
+			continue
+		}
+		if i < 0 {
+			continue
+		}
+		res := prev.results[i] // held[e] > 0: the entry was not decided again
+		switch {
+		case !allowed:
+			res.Allowed, res.RetryAfter, res.Delay, res.Lease = false, 0, 0, 0
+			if givenBack { // below
+				res.Remaining = min(res.Limit, res.Remaining+held[e])
+				if res.Remaining == res.Limit {
+					res.ResetAfter = 0
+				}
+			}
+		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
+			excess := held[e] - reqs[e].EffectiveCost()
+			if l.giveBackOne(prev, i, excess) {
+				res.Remaining = min(res.Limit, res.Remaining+excess)
+			}
+		}
+		results[e] = res
+	}
+	if allowed {
+		for _, i := range undo {
+			l.giveBackOne(prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
+		}
+	} else if prev.allowed {
+		for e, i := range from {
+			if i >= 0 && held[e] > 0 {
+				l.giveBackOne(prev, i, held[e])
+			}
+		}
+		for _, i := range undo {
+			l.giveBackOne(prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
+		}
+	}
+
+	t.reqs, t.results, t.allowed, t.merged = reqs, results[:len(reqs)], allowed, true
+	t.cost = 0
+	for e := range reqs {
+		if reqs[e].Policy.Algorithm() != core.Concurrency {
+			t.cost = reqs[e].EffectiveCost()
+			break
+		}
+	}
+	t.shadow = t.shadow && prev.shadow
+	t.fellBack = t.fellBack || prev.fellBack
+	for _, o := range append([]Observer{prev.l.observer}, prev.extraObservers...) {
+		if o != nil && !sameObserver(o, l.observer) && !containsObserver(t.extraObservers, o) {
+			t.extraObservers = append(t.extraObservers, o)
+		}
+	}
+	prev.absorbed = true
+	return nil
+}
+
+// heldBy is what an admitted request holds of its policy: its cost, or 1 for the
+// lease of a concurrency policy (0 when it holds none).
+func heldBy(req *core.Request, res *core.Result) int64 {
+	if req.Policy.Algorithm() == core.Concurrency {
+		if res.Lease != 0 {
+			return 1
+		}
+		return 0
+	}
+	return req.EffectiveCost()
+}
+
+// giveBackOne gives back amount of prev's charge of its i-th request: the lease
+// of a concurrency policy, or a refund. It reports whether the store took it
+// back; failures go to the observers.
+func (l *Limiter) giveBackOne(prev *Ticket, i int, amount int64) bool {
+	req := prev.reqs[i]
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
+	defer cancel()
+	if lease := prev.results[i].Lease; lease != 0 {
+		if err := l.store.Release(ctx, req, lease); err != nil {
+			l.afterError(prev.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
+			return false
+		}
+		prev.results[i].Lease = 0
+		return true
+	}
+	if l.refunder == nil || amount < 1 {
+		return false
+	}
+	req.Cost, req.Lease = amount, 0
+	if err := l.refunder.Refund(ctx, req); err != nil {
+		l.afterError(prev.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+		return false
+	}
+	return true
+}
+
+// indexOfPolicy is the index of the request of the named policy, or -1.
+func indexOfPolicy(reqs []core.Request, name string) int {
+	for i := range reqs {
+		if reqs[i].Policy.Name() == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func growRequests(s []core.Request, n int) []core.Request {
+	if cap(s) < n {
+		return make([]core.Request, n)
+	}
+	return s[:n]
+}
+
+func growResults(s []core.Result, n int) []core.Result {
+	if cap(s) < n {
+		return make([]core.Result, n)
+	}
+	clear(s[:n])
+	return s[:n]
+}
+
+// sameStore reports whether a and b are the same store. Stores of a type that
+// cannot be compared are never the same.
+func sameStore(a, b core.Store) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// sameObserver reports whether a and b are the same observer. Observers of a type
+// that cannot be compared are never the same.
+func sameObserver(a, b Observer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+func containsObserver(list []Observer, o Observer) bool {
+	for _, x := range list {
+		if sameObserver(x, o) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,139 @@
+package httpengine_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+func nested(outer, inner *httpengine.Limiter, r *http.Request) *httptest.ResponseRecorder {
+	var got *httptest.ResponseRecorder
+	w := serve(outer, r, func(w http.ResponseWriter, r *http.Request) {
+		got = serve(inner, r, ok)
+	})
+	if got == nil {
+		return w
+	}
+	return got
+}
+
+func peerKey(*http.Request) (string, error) { return "ip:192.0.2.1", nil }
+
+// An inner declaration that costs less than the outer one refunds the excess.
+func TestNestedLowerInnerCostRefundsTheExcess(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	outer := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(3))
+	inner := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	if w := nested(outer, inner, request("192.0.2.1:1")); w.Header().Get("RateLimit") != `"api";r=9;t=60` {
+		t.Fatalf("RateLimit %q, want r=9: the inner cost 1, not the outer 3", w.Header().Get("RateLimit"))
+	}
+	res, err := store.Decide(context.Background(), core.Request{Policy: api, Key: "ip:192.0.2.1"})
+	if err != nil || res.Remaining != 8 {
+		t.Fatalf("after one nested request and this one: remaining %d (%v), want 8", res.Remaining, err)
+	}
+}
+
+// A concurrency slot taken by the outer Limiter is released when the inner one
+// refuses, and held until the end of an admitted request otherwise.
+func TestNestedRefusalReleasesTheOuterLease(t *testing.T) {
+	store, _ := newStore(t)
+	slots := core.MustConcurrencyPolicy("slots", 1, time.Minute)
+	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))
+	outer := httpengine.Must(store, httpengine.Limit(slots, peerKey))
+	inner := httpengine.Must(store, httpengine.Limit(route, peerKey))
+	if w := nested(outer, inner, request("192.0.2.1:1")); w.Code != 200 {
+		t.Fatalf("first: %d", w.Code)
+	}
+	if w := nested(outer, inner, request("192.0.2.1:1")); w.Code != http.StatusTooManyRequests ||
+		w.Header().Get("RateLimit") != `"slots";r=1;t=0, "route";r=0;t=60` {
+		t.Fatalf("second: %d %q, want 429 from the route", w.Code, w.Header().Get("RateLimit"))
+	}
+	// Both requests ended: the slot is free again.
+	res, err := store.Decide(context.Background(), core.Request{Policy: slots, Key: "ip:192.0.2.1", Lease: 99})
+	if err != nil || !res.Allowed {
+		t.Fatalf("the slot was not given back: %+v %v", res, err)
+	}
+}
+
+// Limiters on different stores decide separately: each charges its own.
+func TestNestedOnDifferentStoresDecideSeparately(t *testing.T) {
+	first, _ := newStore(t)
+	second, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	outer := httpengine.Must(first, httpengine.Limit(api, peerKey))
+	inner := httpengine.Must(second, httpengine.Limit(api, peerKey), httpengine.WithCost(5))
+	nested(outer, inner, request("192.0.2.1:1"))
+	for store, want := range map[core.Store]int64{first: 8, second: 4} {
+		res, err := store.Decide(context.Background(), core.Request{Policy: api, Key: "ip:192.0.2.1"})
+		if err != nil || res.Remaining != want {
+			t.Fatalf("remaining %d (%v), want %d", res.Remaining, err, want)
+		}
+	}
+}
+
+// Three levels merge into one decision, charged once at the innermost cost.
+func TestThreeLevelsMergeIntoOne(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	other := core.MustPolicy("other", core.FixedWindow, core.PerMinute(10))
+	a := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	b := httpengine.Must(store, httpengine.Limit(other, peerKey), httpengine.WithCost(2))
+	c := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(4))
+	var got *httptest.ResponseRecorder
+	serve(a, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		serve(b, r, func(_ http.ResponseWriter, r *http.Request) {
+			got = serve(c, r, ok)
+		})
+	})
+	if got.Header().Get("RateLimit") != `"api";r=6;t=60, "other";r=8;t=60` ||
+		got.Header().Get("RateLimit-Policy") != `"api";q=10;w=60, "other";q=10;w=60` {
+		t.Fatalf("RateLimit %q, RateLimit-Policy %q", got.Header().Get("RateLimit"), got.Header().Get("RateLimit-Policy"))
+	}
+}
+
+// Concurrent nested requests never admit more than one merged decision each
+// allows, and leave nothing charged beyond what they were admitted for: every
+// outer charge of a refused request is given back.
+func TestConcurrentNestedRequestsChargeExactly(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	outer := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	inner := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(2))
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 40 {
+				if w := nested(outer, inner, request("192.0.2.1:1")); w.Code == http.StatusOK {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := admitted.Load(); n > 50 {
+		t.Fatalf("admitted %d requests of cost 2 under a limit of 100", n)
+	}
+	res, err := store.Decide(context.Background(), core.Request{Policy: api, Key: "ip:192.0.2.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := 100 - res.Remaining
+	if res.Allowed {
+		spent-- // this probe's own
+	}
+	if spent != 2*admitted.Load() {
+		t.Fatalf("%d spent for %d admitted requests of cost 2", spent, admitted.Load())
+	}
+	t.Logf("%d of 320 admitted", admitted.Load())
+}

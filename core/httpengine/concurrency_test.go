@@ -1,0 +1,186 @@
+package httpengine_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+func TestConcurrencyLeaseHeldForTheHandler(t *testing.T) {
+	store, _ := newStore(t)
+	spy := &releaseSpy{Store: store}
+	export := core.MustConcurrencyPolicy("export", 2, time.Minute)
+	l := httpengine.Must(spy, httpengine.Limit(export, headerKey))
+
+	inside, leave := make(chan struct{}), make(chan struct{})
+	blocking := func(http.ResponseWriter, *http.Request) { inside <- struct{}{}; <-leave }
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); serve(l, request("192.0.2.1:1", "X-Key", "a"), blocking) }()
+		<-inside
+	}
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("third in flight: %d, want 429", w.Code)
+	} else if w.Header().Get("Retry-After") != "1" || w.Header().Get("RateLimit") != `"export";r=0;t=1` {
+		t.Errorf("third in flight: Retry-After %q RateLimit %q", w.Header().Get("Retry-After"), w.Header().Get("RateLimit"))
+	}
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "b"), ok); w.Code != 200 {
+		t.Fatalf("another key: %d, want 200", w.Code)
+	}
+	close(leave)
+	wg.Wait()
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != 200 {
+		t.Fatalf("after both returned: %d, want 200", w.Code)
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	if len(spy.released) != 4 {
+		t.Fatalf("%d releases, want 4 (one per admitted request)", len(spy.released))
+	}
+	seen := map[uint64]bool{}
+	for _, id := range spy.released {
+		if id == 0 || seen[id] {
+			t.Errorf("lease id %d zero or repeated in %v", id, spy.released)
+		}
+		seen[id] = true
+	}
+}
+
+func TestConcurrencyLeaseReleasedOnPanic(t *testing.T) {
+	store, _ := newStore(t)
+	one := core.MustConcurrencyPolicy("one", 1, time.Minute)
+	l := httpengine.Must(store, httpengine.Limit(one, headerKey))
+	func() {
+		defer func() {
+			if v := recover(); v != "boom" {
+				t.Errorf("recovered %v, want the handler's panic to continue", v)
+			}
+		}()
+		serve(l, request("192.0.2.1:1", "X-Key", "a"), func(http.ResponseWriter, *http.Request) { panic("boom") })
+	}()
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != 200 {
+		t.Fatalf("after the panic: %d, want 200 (lease released)", w.Code)
+	}
+}
+
+func TestConcurrencyLeaseReleasedWithADetachedContextWhenTheClientLeaves(t *testing.T) {
+	store, _ := newStore(t)
+	spy := &releaseSpy{Store: store}
+	one := core.MustConcurrencyPolicy("one", 1, time.Minute)
+	l := httpengine.Must(spy, httpengine.Limit(one, headerKey), httpengine.WithReleaseTimeout(3*time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	r := request("192.0.2.1:1", "X-Key", "a").WithContext(ctx)
+	serve(l, r, func(_ http.ResponseWriter, r *http.Request) {
+		cancel() // the client goes away while the handler runs
+		<-r.Context().Done()
+	})
+	spy.mu.Lock()
+	if len(spy.released) != 1 || spy.ctxErrs[0] != nil || !spy.deadline[0] {
+		t.Errorf("release calls %v with context errors %v, deadlines %v: want one on a live, bounded context", spy.released, spy.ctxErrs, spy.deadline)
+	}
+	spy.mu.Unlock()
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != 200 {
+		t.Fatalf("after the cancelled request: %d, want 200", w.Code)
+	}
+}
+
+func TestLeakyBucketWaitsItsSlot(t *testing.T) {
+	store, _ := newStore(t)
+	// 50 per second: one slot every 20ms; a queue of 2 slots after the head.
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(50), core.WithBurst(2))
+	l := httpengine.Must(store, httpengine.Limit(queue, headerKey))
+	// The store's clock stands still, so the three admitted requests are queued at
+	// 0, 20ms and 40ms; a fourth finds the queue full and is refused at once.
+	var delays []time.Duration
+	for i := range 4 {
+		w := serveTimed(t, l, &delays)
+		want := 200
+		if i == 3 {
+			want = http.StatusTooManyRequests
+		}
+		if w != want {
+			t.Fatalf("request %d: %d, want %d", i+1, w, want)
+		}
+	}
+	for i, want := range []time.Duration{0, 20 * time.Millisecond, 40 * time.Millisecond} {
+		if delays[i] < want {
+			t.Errorf("request %d waited %v, want at least %v", i+1, delays[i], want)
+		}
+	}
+	if delays[3] >= 20*time.Millisecond {
+		t.Errorf("the refused request waited %v; a full queue refuses at once", delays[3])
+	}
+}
+
+func serveTimed(t *testing.T, l *httpengine.Limiter, delays *[]time.Duration) int {
+	t.Helper()
+	start := time.Now()
+	w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok)
+	*delays = append(*delays, time.Since(start))
+	return w.Code
+}
+
+func TestLeakyBucketGivesTheSlotBackWhenTheClientLeaves(t *testing.T) {
+	store, _ := newStore(t)
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.Every(time.Hour), core.WithBurst(1))
+	l := httpengine.Must(store, httpengine.Limit(queue, headerKey))
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != 200 {
+		t.Fatalf("head of the queue: %d", w.Code)
+	}
+	// The second waits an hour for its slot; its client leaves after 10ms.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	ran := false
+	serve(l, request("192.0.2.1:1", "X-Key", "a").WithContext(ctx), func(http.ResponseWriter, *http.Request) { ran = true })
+	if ran {
+		t.Fatal("the handler ran for a client that left while queued")
+	}
+	// Its slot was given back, so the next one is queued (and we leave at once,
+	// after the decision: a store refuses to decide for a cancelled context).
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	tk := l.Start(request("192.0.2.1:1", "X-Key", "a"), http.Header{})
+	if tk.Disposition() != httpengine.Admitted || tk.Delay() != time.Hour {
+		t.Fatalf("after the refund: %v with delay %v, want admitted with a 1h wait", tk.Disposition(), tk.Delay())
+	}
+	if err := tk.Wait(ctx2); err == nil {
+		t.Fatal("Wait on a cancelled context returned nil")
+	}
+	tk.Finish(0, false)
+}
+
+func TestShadowModeNeverRefuses(t *testing.T) {
+	store, _ := newStore(t)
+	one := core.MustPolicy("one", core.FixedWindow, core.PerMinute(1))
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.Every(time.Hour), core.WithBurst(1))
+	obs := &recorder{}
+	l := httpengine.Must(store, httpengine.Stack(httpengine.Limit(one, headerKey), httpengine.Limit(queue, headerKey)),
+		httpengine.WithShadow(), httpengine.WithObserver(obs))
+	for i := range 3 {
+		start := time.Now()
+		w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok)
+		if w.Code != 200 || w.Header().Get("Retry-After") != "" {
+			t.Fatalf("request %d: %d Retry-After %q; shadow mode never refuses", i+1, w.Code, w.Header().Get("Retry-After"))
+		}
+		if time.Since(start) > 500*time.Millisecond {
+			t.Fatalf("request %d waited in shadow mode", i+1)
+		}
+		if i == 1 && w.Header().Get("RateLimit") != `"one";r=0;t=60, "queue";r=1;t=3600` {
+			t.Errorf("request 2 fields %q", w.Header().Get("RateLimit"))
+		}
+	}
+	want := [][]httpengine.Verdict{{"allowed", "allowed"}, {"shadow_denied", "uncharged"}, {"shadow_denied", "uncharged"}}
+	for i := range want {
+		for j := range want[i] {
+			if obs.verdicts[i][j] != want[i][j] {
+				t.Fatalf("verdicts %v, want %v", obs.verdicts, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package httpengine_test
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+func remaining(t *testing.T, w interface{ Header() http.Header }) string {
+	t.Helper()
+	return w.Header().Get("RateLimit")
+}
+
+func TestConstantCostSharesTheBucket(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	cheap := httpengine.Must(store, httpengine.Limit(api, headerKey))
+	dear := httpengine.Must(store, httpengine.Limit(api, headerKey), httpengine.WithCost(5))
+	r := func() *http.Request { return request("192.0.2.1:1", "X-Key", "a") }
+	if w := serve(dear, r(), ok); remaining(t, w) != `"api";r=5;t=60` {
+		t.Fatalf("after cost 5: %q", remaining(t, w))
+	}
+	if w := serve(cheap, r(), ok); remaining(t, w) != `"api";r=4;t=60` {
+		t.Fatalf("after cost 1: %q", remaining(t, w))
+	}
+	if w := serve(dear, r(), ok); w.Code != http.StatusTooManyRequests || remaining(t, w) != `"api";r=4;t=60` {
+		t.Fatalf("cost 5 with 4 left: %d %q, want 429 and nothing spent", w.Code, remaining(t, w))
+	}
+	for range 4 {
+		if w := serve(cheap, r(), ok); w.Code != 200 {
+			t.Fatalf("cost 1 with quota left: %d", w.Code)
+		}
+	}
+}
+
+func TestCostFunc(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	l := httpengine.Must(store, httpengine.Limit(api, headerKey), httpengine.WithCostFunc(func(r *http.Request) (int64, error) {
+		return strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
+	}))
+	get := func(n string) *http.Request {
+		r := request("192.0.2.1:1", "X-Key", "a")
+		r.URL.RawQuery = "n=" + n
+		return r
+	}
+	if w := serve(l, get("7"), ok); w.Code != 200 || remaining(t, w) != `"api";r=3;t=60` {
+		t.Fatalf("cost 7: %d %q", w.Code, remaining(t, w))
+	}
+	for _, n := range []string{"0", "11", "x"} {
+		if w := serve(l, get(n), ok); w.Code != http.StatusInternalServerError {
+			t.Errorf("cost %q: %d, want 500 (a cost function error is a programming error)", n, w.Code)
+		}
+	}
+}
+
+func TestSettleRefundsAfterTheHandler(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	var charged []int64
+	l := httpengine.Must(store, httpengine.Limit(api, headerKey), httpengine.WithCost(4),
+		httpengine.WithSettle(func(_ *http.Request, status int, cost int64) int64 {
+			charged = append(charged, cost)
+			if status >= 500 {
+				return 0 // the work was not done
+			}
+			return cost
+		}))
+	status := func(code int) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }
+	}
+	r := func() *http.Request { return request("192.0.2.1:1", "X-Key", "a") }
+	serve(l, r(), status(503)) // charged 4, refunded 4
+	serve(l, r(), status(200)) // charged 4, kept
+	if w := serve(l, r(), status(503)); remaining(t, w) != `"api";r=2;t=60` {
+		t.Fatalf("third request sees %q, want r=2 (4 of the first refunded)", remaining(t, w))
+	}
+	if w := serve(l, r(), status(200)); w.Code != 200 || remaining(t, w) != `"api";r=2;t=60` {
+		t.Fatalf("fourth request: %d %q, want 200 r=2: the third was refunded", w.Code, remaining(t, w))
+	}
+	if len(charged) != 4 || charged[0] != 4 {
+		t.Errorf("settle saw charges %v", charged)
+	}
+
+	// A panicking handler is not settled: it keeps its cost.
+	func() {
+		defer func() { _ = recover() }()
+		serve(l, r(), func(http.ResponseWriter, *http.Request) { panic("boom") })
+	}()
+	if len(charged) != 4 {
+		t.Errorf("a panicking request was settled")
+	}
+}
+
+func TestStoreErrorAnswers503WithoutLeaking(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	obs := &recorder{}
+	l := httpengine.Must(brokenStore{errBackend}, httpengine.Limit(api, headerKey), httpengine.WithObserver(obs))
+	w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok)
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
+		t.Fatalf("status %d Retry-After %q, want 503 and 1", w.Code, w.Header().Get("Retry-After"))
+	}
+	want := `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry later."}`
+	if got := w.Body.String(); got != want {
+		t.Errorf("body %s", got)
+	}
+	if w.Header().Get("RateLimit") != "" {
+		t.Errorf("fields on an undecided request")
+	}
+	if len(obs.errs) != 1 || !errors.Is(obs.errs[0], httpengine.ErrStore) || !errors.Is(obs.errs[0], errBackend) {
+		t.Errorf("observer saw %v", obs.errs)
+	}
+}

@@ -1,0 +1,66 @@
+package httpengine
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// hintedError is a store failure that knows when to ask again.
+type hintedError struct{ after time.Duration }
+
+func (e hintedError) Error() string                 { return "store down" }
+func (e hintedError) RetryAfterHint() time.Duration { return e.after }
+func (e hintedError) Unwrap() error                 { return core.ErrStoreUnavailable }
+
+func TestErrorResponseUsesTheStoresRetryHint(t *testing.T) {
+	cases := []struct {
+		err   error
+		retry int64
+	}{
+		{fmt.Errorf("%w: %w", ErrStore, errors.New("plain")), 1},
+		{fmt.Errorf("%w: %w", ErrStore, hintedError{2500 * time.Millisecond}), 3},
+		{fmt.Errorf("%w: %w", ErrStore, hintedError{10 * time.Millisecond}), 1},
+		{fmt.Errorf("%w: %w", ErrStore, hintedError{30 * time.Second}), 30},
+	}
+	for _, c := range cases {
+		status, retry, _ := ErrorResponse(c.err)
+		if status != http.StatusServiceUnavailable || retry != c.retry {
+			t.Errorf("%v: %d Retry-After %d, want 503 and %d", c.err, status, retry, c.retry)
+		}
+	}
+}
+
+func TestUnenforcedResultsHaveTheirOwnVerdict(t *testing.T) {
+	e := &Event{Allowed: true, Results: []core.Result{{Allowed: true, Unenforced: true}, {Allowed: true}}}
+	if v := e.Verdict(0); v != VerdictUnenforced {
+		t.Errorf("an unenforced admission: %s", v)
+	}
+	if v := e.Verdict(1); v != VerdictAllowed {
+		t.Errorf("an enforced admission: %s", v)
+	}
+}
+
+// TestErrorResponseOfUnreadableBodies: a body that cannot be parsed is a bad
+// request, one over a size limit is too large; both as the limiter wraps them.
+func TestErrorResponseOfUnreadableBodies(t *testing.T) {
+	cases := []struct {
+		err    error
+		status int
+	}{
+		{fmt.Errorf("%w: policy %q: %w", ErrUnidentified, "account", fmt.Errorf("%w: bad escape", keyfuncs.ErrBadForm)), http.StatusBadRequest},
+		{fmt.Errorf("%w: policy %q: %w", ErrUnidentified, "account", fmt.Errorf("%w: 10 MB", keyfuncs.ErrFormTooLarge)), http.StatusRequestEntityTooLarge},
+	}
+	for _, c := range cases {
+		if status, retry, body := ErrorResponse(c.err); status != c.status || retry != 0 || !strings.Contains(body, `"status":`+strconv.Itoa(c.status)) {
+			t.Errorf("%v: %d Retry-After %d %s, want %d", c.err, status, retry, body, c.status)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package httpengine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// errPolicyFunc and errCostFunc are wrapped by the errors of failing policy and
+// cost functions, so that ErrorReason can tell them apart.
+var (
+	errPolicyFunc = errors.New("httplimit: policy function")
+	errCostFunc   = errors.New("httplimit: cost function")
+)
+
+// The reasons ErrorReason reports (see httplimit.ReasonKey).
+const (
+	ReasonKey      = "key"      // a key function failed
+	ReasonPolicy   = "policy"   // a policy function failed
+	ReasonCost     = "cost"     // a cost function failed
+	ReasonStore    = "store"    // the store failed
+	ReasonCanceled = "canceled" // the request ended before its decision
+	ReasonOther    = "other"    // anything else
+)
+
+// ErrorReason classifies an error given to Observer.OnError: ReasonKey,
+// ReasonPolicy, ReasonCost, ReasonStore, ReasonCanceled or ReasonOther.
+func ErrorReason(err error) string {
+	switch {
+	case errors.Is(err, ErrUnidentified):
+		return ReasonKey
+	case errors.Is(err, errPolicyFunc):
+		return ReasonPolicy
+	case errors.Is(err, errCostFunc):
+		return ReasonCost
+	case errors.Is(err, ErrStore):
+		return ReasonStore
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ReasonCanceled
+	}
+	return ReasonOther
+}
+
+// errorLog logs undecided requests at error level, at most once per
+// errorLogInterval, counting the ones it leaves out, so that a key function that
+// fails on every request does not flood the log.
+type errorLog struct {
+	logger *slog.Logger
+
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int64
+}
+
+// errorLogInterval is the least time between two error lines of one Limiter.
+const errorLogInterval = time.Second
+
+// log logs err about r, without the key: the method, the route (never the raw
+// path, which may carry identities) and the error, whose text names the policy.
+// A request that ended before its decision is no error of the limiter's: it is
+// logged at debug.
+func (e *errorLog) log(r *http.Request, err error) {
+	ctx := r.Context()
+	if ErrorReason(err) == ReasonCanceled {
+		if e.logger.Enabled(ctx, slog.LevelDebug) {
+			e.logger.LogAttrs(ctx, slog.LevelDebug, "rate limit: request ended before its decision",
+				slog.String("method", r.Method), slog.String("route", r.Pattern))
+		}
+		return
+	}
+	e.mu.Lock()
+	now := time.Now()
+	if !e.last.IsZero() && now.Sub(e.last) < errorLogInterval {
+		e.suppressed++
+		e.mu.Unlock()
+		return
+	}
+	suppressed := e.suppressed
+	e.last, e.suppressed = now, 0
+	e.mu.Unlock()
+	e.logger.LogAttrs(ctx, slog.LevelError, "rate limit: request not decided",
+		slog.String("reason", ErrorReason(err)), slog.String("method", r.Method), slog.String("route", r.Pattern),
+		slog.Any("error", err), slog.Int64("errors_not_logged", suppressed))
+}

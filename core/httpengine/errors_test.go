@@ -1,0 +1,69 @@
+package httpengine_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+// A failing policy function is answered 500, logged once at error level with the
+// route and the reason but not the key, and a burst of them is not a burst of lines.
+func TestFailingPolicyFunctionIsLoggedAndClassified(t *testing.T) {
+	store, _ := newStore(t)
+	var logs bytes.Buffer
+	var reasons []string
+	l := httpengine.Must(store, httpengine.LimitFunc(func(*http.Request) (core.Policy, error) {
+		return core.Policy{}, errors.New("plan database down")
+	}, func(*http.Request) (string, error) { return "user:secret-alice", nil }),
+		httpengine.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		httpengine.WithObserver(observerFunc(func(err error) { reasons = append(reasons, httpengine.ErrorReason(err)) })))
+	for range 5 {
+		r := request("192.0.2.1:1")
+		r.Pattern = "GET /api/resource"
+		if w := serve(l, r, ok); w.Code != http.StatusInternalServerError {
+			t.Fatalf("status %d, want 500", w.Code)
+		}
+	}
+	out := logs.String()
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "reason=policy") ||
+		!strings.Contains(out, `route="GET /api/resource"`) || !strings.Contains(out, "plan database down") {
+		t.Fatalf("log:\n%s", out)
+	}
+	if strings.Contains(out, "secret-alice") {
+		t.Fatalf("the key reached the log:\n%s", out)
+	}
+	if len(reasons) != 5 || reasons[0] != httpengine.ReasonPolicy {
+		t.Fatalf("observer saw %v, want 5 policy errors", reasons)
+	}
+}
+
+func TestWithRouteCostsValidates(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	for costs, want := range map[*map[string]int64]string{
+		{"/report": 0}:  `route "/report": cost must be at least 1`,
+		{"/report": 11}: `route "/report"`,
+		{}:              "empty table",
+	} {
+		_, err := httpengine.New(store, httpengine.Limit(api, peerKey), httpengine.WithRouteCosts(*costs))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want one naming %s", *costs, err, want)
+		}
+	}
+	if _, err := httpengine.New(store, httpengine.Limit(api, peerKey), httpengine.WithRouteCosts(map[string]int64{"/x": 2}),
+		httpengine.WithCostFunc(func(*http.Request) (int64, error) { return 1, nil })); err == nil {
+		t.Error("WithRouteCosts with WithCostFunc: no error")
+	}
+}
+
+// observerFunc is an Observer that reports errors to a function.
+type observerFunc func(error)
+
+func (f observerFunc) OnDecision(*httpengine.Event)       {}
+func (f observerFunc) OnError(_ *http.Request, err error) { f(err) }

@@ -1,0 +1,153 @@
+package httpengine
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// Fields selects the rate-limit header fields a Limiter writes (see
+// httplimit.Fields).
+type Fields uint8
+
+// The field sets (see httplimit.IETFFields).
+const (
+	NoFields   Fields = 0         // none; Retry-After is still sent on a refusal
+	IETFFields Fields = 1 << iota // RateLimit-Policy and RateLimit
+	// LegacyFields: X-RateLimit-Limit, -Remaining and -Reset (delta-seconds).
+	LegacyFields
+)
+
+// Canonical header keys, so that fields are set on the map directly.
+const (
+	headerPolicy          = "Ratelimit-Policy"
+	headerRateLimit       = "Ratelimit"
+	headerRetryAfter      = "Retry-After"
+	headerLegacyLimit     = "X-Ratelimit-Limit"
+	headerLegacyRemaining = "X-Ratelimit-Remaining"
+	headerLegacyReset     = "X-Ratelimit-Reset"
+	headerContentType     = "Content-Type"
+)
+
+// ceilSeconds is d in whole seconds, rounded up; negative durations count as 0.
+func ceilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// policyMember appends p's RateLimit-Policy member: "name";q=Q;w=W, or
+// "name";q=Q;qu="concurrent-requests" for a concurrency policy, whose quota is a
+// number of requests in flight rather than per window.
+func policyMember(buf []byte, p *core.Policy) []byte {
+	buf = append(buf, '"')
+	buf = append(buf, p.Name()...) // names hold only [A-Za-z0-9_.:-]: nothing to escape
+	buf = append(buf, `";q=`...)
+	buf = strconv.AppendInt(buf, p.Capacity(), 10)
+	if p.Algorithm() == core.Concurrency {
+		return append(buf, `;qu="concurrent-requests"`...)
+	}
+	buf = append(buf, ";w="...)
+	return strconv.AppendInt(buf, windowSeconds(p), 10)
+}
+
+// windowSeconds is the w of p: its window in whole seconds, rounded up, at least 1.
+func windowSeconds(p *core.Policy) int64 { return max(1, ceilSeconds(p.Window())) }
+
+// resetSeconds is the t of a result: when a refusing policy admits the request, or
+// when an admitting one has fully recovered.
+func resetSeconds(res *core.Result) int64 {
+	if refused(res) {
+		return max(1, ceilSeconds(res.RetryAfter))
+	}
+	return ceilSeconds(res.ResetAfter)
+}
+
+// refused reports whether the policy of res refused the request itself (rather than
+// admitting it within a stack that another policy refused).
+func refused(res *core.Result) bool { return !res.Allowed && res.RetryAfter > 0 }
+
+// rateLimitMember appends res's RateLimit member: "name";r=R;t=T. t never exceeds
+// the w of p's RateLimit-Policy member: a sliding window's estimate can take up to
+// two periods to recover fully, and a client reads t within the window the policy
+// announces (Retry-After still says the exact wait of a refusal).
+func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
+	buf = append(buf, '"')
+	buf = append(buf, res.Policy...)
+	buf = append(buf, `";r=`...)
+	buf = strconv.AppendInt(buf, max(0, res.Remaining), 10)
+	buf = append(buf, ";t="...)
+	reset := resetSeconds(res)
+	if p.Algorithm() != core.Concurrency {
+		reset = min(reset, windowSeconds(p))
+	}
+	return strconv.AppendInt(buf, reset, 10)
+}
+
+// single returns a header value slice of one element. Its capacity is one, so a
+// later Header.Add on a shared value copies it instead of writing into it.
+func single(v string) []string { return []string{v} }
+
+// writeFields sets the rate-limit fields of the decided ticket on h.
+func (l *Limiter) writeFields(t *Ticket, h http.Header) {
+	if l.fields&IETFFields != 0 {
+		if l.policyField != nil && !t.merged {
+			h[headerPolicy] = l.policyField
+		} else {
+			buf := t.buf[:0]
+			for i := range t.reqs {
+				if i > 0 {
+					buf = append(buf, ", "...)
+				}
+				buf = policyMember(buf, &t.reqs[i].Policy)
+			}
+			h[headerPolicy] = t.values.value(buf)
+			t.keepScratch(buf)
+		}
+		h[headerRateLimit] = l.rateLimitField(t)
+	}
+	if l.fields&LegacyFields != 0 {
+		res := &t.results[core.MostRestrictive(t.results)]
+		h[headerLegacyLimit] = t.number(res.Limit, &t.legacyMemo[0])
+		h[headerLegacyRemaining] = t.number(max(0, res.Remaining), &t.legacyMemo[1])
+		h[headerLegacyReset] = t.number(resetSeconds(res), &t.legacyMemo[2])
+	}
+}
+
+// rateLimitField is the RateLimit value of t's results: the ticket's last one
+// when they show the same numbers (static stacks), or built afresh.
+func (l *Limiter) rateLimitField(t *Ticket) []string {
+	if !t.merged { // a merged decision's policies are not the memo's
+		if value := t.fieldMemo.lookup(t.results); value != nil {
+			return value
+		}
+	}
+	buf := t.buf[:0]
+	for i := range t.results {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = rateLimitMember(buf, &t.results[i], &t.reqs[i].Policy)
+	}
+	t.keepScratch(buf)
+	value := t.values.value(buf)
+	if !t.merged {
+		t.fieldMemo.remember(t.results, value)
+	}
+	return value
+}
+
+// maxCachedSeconds is the largest number (of seconds, mostly) precomputed per Limiter.
+const maxCachedSeconds = 120
+
+// secondsFields precomputes the header values "0" to "maxCachedSeconds".
+func secondsFields() [][]string {
+	fields := make([][]string, maxCachedSeconds+1)
+	for i := range fields {
+		fields[i] = single(strconv.Itoa(i))
+	}
+	return fields
+}

@@ -1,0 +1,162 @@
+package httpengine_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+func TestFieldsOfOnePolicy(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
+	l := httpengine.Must(store, httpengine.Limit(api, headerKey))
+
+	// 20 tokens earn back at 10/s: w=2. Each request spends one; the bucket is full
+	// again 100ms per token spent later.
+	steps := []struct {
+		status     int
+		rateLimit  string
+		retryAfter string
+	}{
+		{200, `"api";r=19;t=1`, ""},
+	}
+	for i := 2; i <= 20; i++ {
+		steps = append(steps, struct {
+			status     int
+			rateLimit  string
+			retryAfter string
+		}{200, "", ""})
+	}
+	steps[19].rateLimit = `"api";r=0;t=2`
+	steps = append(steps, struct {
+		status     int
+		rateLimit  string
+		retryAfter string
+	}{429, `"api";r=0;t=1`, "1"})
+
+	for i, step := range steps {
+		w := serve(l, request("192.0.2.1:1000", "X-Key", "alice"), ok)
+		if w.Code != step.status {
+			t.Fatalf("request %d: status %d, want %d", i+1, w.Code, step.status)
+		}
+		if got := w.Header().Get("RateLimit-Policy"); got != `"api";q=20;w=2` {
+			t.Fatalf("request %d: RateLimit-Policy %q", i+1, got)
+		}
+		if step.rateLimit != "" {
+			if got := w.Header().Get("RateLimit"); got != step.rateLimit {
+				t.Fatalf("request %d: RateLimit %q, want %q", i+1, got, step.rateLimit)
+			}
+		}
+		if got := w.Header().Get("Retry-After"); got != step.retryAfter {
+			t.Fatalf("request %d: Retry-After %q, want %q", i+1, got, step.retryAfter)
+		}
+	}
+}
+
+func TestFieldsWindowsRoundUp(t *testing.T) {
+	tests := []struct {
+		policy core.Policy
+		field  string
+	}{
+		{core.MustPolicy("fw", core.FixedWindow, core.PerMinute(5)), `"fw";q=5;w=60`},
+		{core.MustPolicy("sw", core.SlidingWindow, core.Rate{Limit: 3, Period: 1500 * time.Millisecond}), `"sw";q=3;w=2`},
+		{core.MustPolicy("lb", core.LeakyBucket, core.PerSecond(2), core.WithBurst(3)), `"lb";q=3;w=2`},
+		{core.MustPolicy("tb", core.TokenBucket, core.Rate{Limit: 1000, Period: 100 * time.Millisecond}), `"tb";q=1000;w=1`},
+		{core.MustPolicy("gcra", core.GCRA, core.PerHour(60), core.WithBurst(5)), `"gcra";q=5;w=300`},
+		{core.MustConcurrencyPolicy("cc", 2, 30*time.Second), `"cc";q=2;qu="concurrent-requests"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.policy.Name(), func(t *testing.T) {
+			store, _ := newStore(t)
+			l := httpengine.Must(store, httpengine.Limit(tt.policy, headerKey))
+			w := serve(l, request("192.0.2.1:1000", "X-Key", "a"), ok)
+			if got := w.Header().Get("RateLimit-Policy"); got != tt.field {
+				t.Errorf("RateLimit-Policy %q, want %q", got, tt.field)
+			}
+		})
+	}
+}
+
+func TestStackFieldsInOrderAndRetryAfterNotBeforeT(t *testing.T) {
+	store, clock := newStore(t)
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	perIP := core.MustPolicy("ip", core.FixedWindow, core.PerMinute(20))
+	subnet := core.MustPolicy("subnet", core.SlidingWindow, core.PerMinute(100))
+	l := httpengine.Must(store, httpengine.Stack(
+		httpengine.Limit(account, headerKey),
+		httpengine.Limit(perIP, keyfuncs.KeyFunc(func(*http.Request) (string, error) { return "ip:1", nil })),
+		httpengine.Limit(subnet, keyfuncs.KeyFunc(func(*http.Request) (string, error) { return "net:1", nil })),
+	))
+	var w interface{ Header() http.Header }
+	for i := range 5 {
+		clock.Advance(time.Second)
+		rec := serve(l, request("192.0.2.1:1000", "X-Key", "alice"), ok)
+		if rec.Code != 200 {
+			t.Fatalf("attempt %d: status %d", i+1, rec.Code)
+		}
+	}
+	clock.Advance(time.Second) // 6 s after the first attempt
+	rec := serve(l, request("192.0.2.1:1000", "X-Key", "alice"), ok)
+	w = rec
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("6th attempt: status %d, want 429", rec.Code)
+	}
+	if got, want := w.Header().Get("RateLimit-Policy"), `"account";q=5;w=60, "ip";q=20;w=60, "subnet";q=100;w=60`; got != want {
+		t.Errorf("RateLimit-Policy %q\nwant %q", got, want)
+	}
+	// The account log frees its first entry 60 s after it was admitted, 5 s before
+	// now: t=55. The ip window (aligned to the minute) resets 54 s from now with
+	// 5 spent; the subnet estimate recovers two windows after its start (114 s),
+	// which t reports as its w: t never exceeds w.
+	if got, want := w.Header().Get("RateLimit"), `"account";r=0;t=55, "ip";r=15;t=54, "subnet";r=95;t=60`; got != want {
+		t.Errorf("RateLimit %q\nwant %q", got, want)
+	}
+	if got := w.Header().Get("Retry-After"); got != "55" {
+		t.Errorf("Retry-After %q, want 55", got)
+	}
+	body := rec.Body.String()
+	want := `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded; retry in 55 seconds.","retry_after":55,"violated_policies":["account"]}`
+	if body != want {
+		t.Errorf("body\n%s\nwant\n%s", body, want)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != httpengine.ProblemContentType {
+		t.Errorf("Content-Type %q", ct)
+	}
+}
+
+func TestLegacyFieldsAndNoFields(t *testing.T) {
+	store, _ := newStore(t)
+	small := core.MustPolicy("small", core.FixedWindow, core.PerMinute(2))
+	big := core.MustPolicy("big", core.FixedWindow, core.PerMinute(10))
+	stack := httpengine.Stack(httpengine.Limit(big, headerKey), httpengine.Limit(small, headerKey))
+
+	legacy := httpengine.Must(store, stack, httpengine.WithFields(httpengine.IETFFields|httpengine.LegacyFields))
+	w := serve(legacy, request("192.0.2.1:1000", "X-Key", "a"), ok)
+	for name, want := range map[string]string{
+		"X-RateLimit-Limit": "2", "X-RateLimit-Remaining": "1", "X-RateLimit-Reset": "60",
+		"RateLimit": `"big";r=9;t=60, "small";r=1;t=60`,
+	} {
+		if got := w.Header().Get(name); got != want {
+			t.Errorf("%s %q, want %q", name, got, want)
+		}
+	}
+
+	none := httpengine.Must(store, stack, httpengine.WithFields(httpengine.NoFields))
+	w = serve(none, request("192.0.2.1:1000", "X-Key", "a"), ok)
+	w = serve(none, request("192.0.2.1:1000", "X-Key", "a"), ok)
+	if w.Code != http.StatusTooManyRequests {
+		t.Fatalf("status %d, want 429", w.Code)
+	}
+	for _, name := range []string{"RateLimit", "RateLimit-Policy", "X-RateLimit-Limit"} {
+		if got := w.Header().Values(name); got != nil {
+			t.Errorf("%s sent with NoFields: %q", name, got)
+		}
+	}
+	if got := w.Header().Get("Retry-After"); got != "60" {
+		t.Errorf("Retry-After %q, want 60 even with NoFields", got)
+	}
+}

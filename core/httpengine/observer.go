@@ -1,0 +1,69 @@
+package httpengine
+
+import (
+	"net/http"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// Observer watches a Limiter's decisions and errors, for metrics and logs (see
+// httplimit.WithObserver). Its methods are called synchronously on the request's
+// goroutine, so they must be quick and safe for concurrent use.
+type Observer interface {
+	// OnDecision is called once per decided request: for a refusal, before it is
+	// written; for an admitted request, when it ends (Ticket.Finish), because a
+	// Limiter nested inside may still merge its decision into this one. A merged
+	// decision is one event, seen by the observers of every Limiter merged into
+	// it. e and its slices are only valid during the call.
+	OnDecision(e *Event)
+	// OnError is called when a request could not be decided (a key, policy, cost or
+	// store error) and when releasing a lease or refunding a cost fails after the
+	// request. err wraps ErrStore, ErrUnidentified or the failing function's error.
+	OnError(r *http.Request, err error)
+}
+
+// Event is one decided request, as an Observer sees it.
+type Event struct {
+	// Request is the decided request.
+	Request *http.Request
+	// Requests holds what was asked of the store, one per policy in stack order: the
+	// policy, the key (never a raw secret when keyfuncs built it) and the cost.
+	Requests []core.Request
+	// Results holds the store's answer for each policy, in the same order.
+	Results []core.Result
+	// Allowed reports whether every policy admitted the request.
+	Allowed bool
+	// Shadow reports shadow mode: the request proceeds even when Allowed is false.
+	Shadow bool
+	// FellBack reports that at least one key function failed and the fallback key
+	// (the TCP peer, by default) was used instead.
+	FellBack bool
+}
+
+// Verdict is what one policy of a decided request amounted to (see
+// httplimit.Verdict).
+type Verdict string
+
+// The verdicts (see httplimit.VerdictAllowed).
+const (
+	VerdictAllowed      Verdict = "allowed"       // admitted and charged
+	VerdictDenied       Verdict = "denied"        // refused by this policy
+	VerdictShadowDenied Verdict = "shadow_denied" // would have been refused; shadow mode let it through
+	VerdictUncharged    Verdict = "uncharged"     // admitted by this policy, refused by another
+	VerdictUnenforced   Verdict = "unenforced"    // admitted uncounted by a store's failure mode
+)
+
+// Verdict is the verdict of the i-th policy.
+func (e *Event) Verdict(i int) Verdict {
+	switch {
+	case e.Results[i].Unenforced && (e.Allowed || !refused(&e.Results[i])):
+		return VerdictUnenforced
+	case e.Allowed:
+		return VerdictAllowed
+	case !refused(&e.Results[i]):
+		return VerdictUncharged
+	case e.Shadow:
+		return VerdictShadowDenied
+	}
+	return VerdictDenied
+}

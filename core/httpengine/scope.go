@@ -1,0 +1,62 @@
+package httpengine
+
+import (
+	"context"
+	"net/http"
+)
+
+// scopeKey finds a request's scope in its context.
+type scopeKey struct{}
+
+// scope is the part of a request's context that the Limiters it passes through
+// share: the ticket holding the request's decision so far, which a Limiter nested
+// inside merges with its own rules (see Start), and the values the router stores
+// outside the request context (gin's and echo's c.Set), which key functions read
+// through Value. One scope is made per request, by the outermost Limiter.
+type scope struct {
+	context.Context
+	last   *Ticket      // the latest admitted decision of the request, nil after its Finish
+	values RouterValues // the router's own values, or nil
+}
+
+// Value returns the scope itself for scopeKey, then the router's value for a key
+// it holds, then the parent context's value.
+func (s *scope) Value(key any) any {
+	if _, ok := key.(scopeKey); ok {
+		return s
+	}
+	if s.values != nil {
+		if v, ok := s.values.Get(key); ok {
+			return v
+		}
+	}
+	return s.Context.Value(key)
+}
+
+// scopeOf returns r's scope, or nil.
+func scopeOf(r *http.Request) *scope {
+	s, _ := r.Context().Value(scopeKey{}).(*scope)
+	return s
+}
+
+// RouterValues are the values a router stores for a request outside its context,
+// such as gin's and echo's c.Set. *gin.Context implements it.
+type RouterValues interface {
+	// Get returns the value stored under key, and whether there is one.
+	Get(key any) (value any, ok bool)
+}
+
+// WithRouterValues returns r with a context whose Value also finds the router's
+// values: values is asked for every key before the context's own values, so
+// keyfuncs.Tenant("tenant") reads c.Set("tenant", …). Adapters call it before
+// Limiter.Start. A request that already passed through a Limiter keeps its scope
+// and is returned unchanged.
+func WithRouterValues(r *http.Request, values RouterValues) *http.Request {
+	if s := scopeOf(r); s != nil {
+		if s.values == nil {
+			s.values = values
+		}
+		return r
+	}
+	return r.WithContext(&scope{Context: r.Context(), values: values})
+}

@@ -1,0 +1,464 @@
+package httpengine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// Disposition is what a decided request calls for: what the adapter does next.
+type Disposition uint8
+
+const (
+	// Skipped: the request is exempt (a skipper or the allow-list); run the handler.
+	Skipped Disposition = iota
+	// Admitted: wait (Ticket.Wait), run the handler, then call Ticket.Finish.
+	Admitted
+	// Denied: write the refusal (Ticket.Denial); the fields are already set.
+	Denied
+	// Failed: the request could not be decided; write the error (Ticket.Err).
+	Failed
+)
+
+// String names the disposition.
+func (d Disposition) String() string {
+	switch d {
+	case Skipped:
+		return "skipped"
+	case Admitted:
+		return "admitted"
+	case Denied:
+		return "denied"
+	case Failed:
+		return "failed"
+	}
+	return "disposition(" + strconv.Itoa(int(d)) + ")"
+}
+
+// Ticket is one request's passage through a Limiter, from Start to Finish. Tickets
+// are pooled: after Finish the Ticket must not be used. A nil *Ticket is a skipped
+// request; its methods do nothing.
+type Ticket struct {
+	l       *Limiter
+	r       *http.Request
+	reqs    []core.Request
+	results []core.Result
+
+	disposition Disposition
+	allowed     bool          // every policy admitted the request and charged it
+	fellBack    bool          // a key function failed and the fallback key was used
+	cost        int64         // the cost charged to each rate policy
+	delay       time.Duration // the leaky-bucket wait before the handler runs
+	finished    bool          // leases released and costs settled (or given back)
+	shadow      bool          // a refusal lets the request through (every merged Limiter is in shadow mode)
+	merged      bool          // reqs and results hold a decision merged with an outer Limiter's
+	absorbed    bool          // an inner Limiter merged this decision into its own, and finishes it
+	eventDue    bool          // the observers are told at Finish
+	err         error
+
+	next           *http.Request // the request to pass on: r, with the scope in its context
+	scope          *scope        // the request's scope, where this ticket is the latest decision
+	extraObservers []Observer    // observers of absorbed tickets other than the Limiter's own
+	ownReqs        []core.Request
+	ownResults     []core.Result
+	mergedReqs     []core.Request
+	mergedResults  []core.Result
+
+	denial Denial
+	event  Event
+	buf    []byte    // scratch space for building field values
+	values valueSlab // where the field values handed to responses live
+
+	fieldMemo      fieldMemo     // the last RateLimit value, for a static stack
+	retryAfterMemo numberMemo    // the last long Retry-After
+	legacyMemo     [3]numberMemo // the last long legacy limit, remaining and reset
+
+	// The storage of a single policy's request, result and memo, and the scratch
+	// buffer, inside the Ticket: small separate objects would share cache lines
+	// with those of the Ticket another processor is using, and every request
+	// writes them.
+	oneRequest [1]core.Request
+	oneResult  [1]core.Result
+	oneMemo    [2]int64
+	scratch    [64]byte
+
+	_ [64]byte // keeps the fields written per request off a neighbouring object's cache lines
+}
+
+func newTicket(l *Limiter, n int, static bool) *Ticket {
+	t := &Ticket{l: l}
+	if n == 1 {
+		t.reqs, t.results, t.buf = t.oneRequest[:], t.oneResult[:], t.scratch[:0]
+		if static {
+			t.fieldMemo = fieldMemo{rt: t.oneMemo[:]}
+		}
+	} else {
+		t.reqs, t.results, t.buf = make([]core.Request, n), make([]core.Result, n), make([]byte, 0, 64*n)
+		if static {
+			t.fieldMemo = newFieldMemo(n)
+		}
+	}
+	t.ownReqs, t.ownResults = t.reqs, t.results
+	return t
+}
+
+// Start decides r: it runs the skippers, resolves each policy and key, computes
+// the cost, asks the store, writes the rate-limit fields (and Retry-After, on a
+// refusal) into h, and tells the observer of a refusal (of an admitted request,
+// at Finish). The adapter then acts on Ticket.Disposition, passes Ticket.Request
+// on to the handler, and calls Finish exactly once. Start returns nil for a
+// skipped request.
+//
+// When r already passed through a Limiter on the same store that admitted it (an
+// app-wide middleware, say), Start merges the two into one decision, as
+// httplimit's package documentation says under "Composition".
+func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
+	for _, skip := range l.skip {
+		if skip(r) {
+			return nil
+		}
+	}
+	t := l.tickets.Get().(*Ticket)
+	t.r, t.shadow = r, l.shadow
+	if err := l.prepare(t, r); err != nil {
+		if err == errSkip { // SkipFallback: exempt, as a skipper would
+			t.reset()
+			l.tickets.Put(t)
+			return nil
+		}
+		return l.fail(t, err)
+	}
+	ctx := r.Context()
+	sc := scopeOf(r)
+	var err error
+	if prev := outerDecision(sc, l); prev != nil {
+		err = l.merge(ctx, t, prev)
+	} else if len(t.reqs) == 1 {
+		t.results[0], err = l.store.Decide(ctx, t.reqs[0])
+		t.allowed = t.results[0].Allowed
+	} else {
+		t.allowed, err = l.store.DecideStack(ctx, t.reqs, t.results)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return l.fail(t, fmt.Errorf("httplimit: the request ended before its decision: %w", err))
+		}
+		return l.fail(t, fmt.Errorf("%w: policy %q: %w", ErrStore, t.reqs[0].Policy.Name(), err))
+	}
+	l.writeFields(t, h)
+	switch {
+	case t.allowed:
+		t.disposition = Admitted
+		if !t.shadow {
+			for i := range t.results {
+				t.delay = max(t.delay, t.results[i].Delay)
+			}
+		}
+	case t.shadow:
+		t.disposition = Admitted
+	default:
+		t.disposition = Denied
+		var seconds int64 = 1
+		for i := range t.results {
+			if refused(&t.results[i]) {
+				seconds = max(seconds, ceilSeconds(t.results[i].RetryAfter))
+			}
+		}
+		t.denial.Results = t.results
+		t.denial.RetryAfter = time.Duration(seconds) * time.Second
+		t.denial.contentType = l.problemType
+		h[headerRetryAfter] = t.number(seconds, &t.retryAfterMemo)
+		l.notify(t)
+		return t
+	}
+	// Admitted: the request goes on, and an inner Limiter may merge its decision.
+	t.next = r
+	if sc == nil {
+		sc = &scope{Context: ctx}
+		t.next = r.WithContext(sc)
+	}
+	sc.last, t.scope = t, sc
+	t.eventDue = true
+	return t
+}
+
+// outerDecision is the admitted decision of an outer Limiter on l's store that a
+// decision of l merges with, or nil.
+func outerDecision(sc *scope, l *Limiter) *Ticket {
+	if sc == nil || sc.last == nil {
+		return nil
+	}
+	prev := sc.last
+	if prev.disposition != Admitted || prev.absorbed || prev.finished || !sameStore(prev.l.store, l.store) {
+		return nil
+	}
+	return prev
+}
+
+// notify tells t's observers about its decision.
+func (l *Limiter) notify(t *Ticket) {
+	if l.observer == nil && len(t.extraObservers) == 0 {
+		return
+	}
+	t.event = Event{Request: t.r, Requests: t.reqs, Results: t.results, Allowed: t.allowed, Shadow: t.shadow, FellBack: t.fellBack}
+	if l.observer != nil {
+		l.observer.OnDecision(&t.event)
+	}
+	for _, o := range t.extraObservers {
+		o.OnDecision(&t.event)
+	}
+}
+
+// Request is the request to pass on to the handler: the one given to Start, with a
+// context that lets a Limiter nested inside merge its decision with this one.
+func (t *Ticket) Request() *http.Request {
+	if t == nil {
+		return nil
+	}
+	if t.next != nil {
+		return t.next
+	}
+	return t.r
+}
+
+// prepare resolves the policy, key and cost of each rule into t.reqs.
+func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
+	cost := l.cost
+	if l.routeCosts != nil {
+		if c, ok := l.routeCosts[r.Pattern]; ok {
+			cost = c
+		}
+	}
+	if l.costFunc != nil {
+		c, err := l.costFunc(r)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errCostFunc, err)
+		}
+		if c < 1 {
+			return fmt.Errorf("%w: the cost function returned %d", core.ErrInvalidCost, c)
+		}
+		cost = c
+	}
+	dynamic := l.costFunc != nil
+	for i := range l.rules {
+		ru := &l.rules[i]
+		req := &t.reqs[i] // written in place: a Request is large, and copies of it cost write barriers
+		if ru.policyFunc == nil {
+			req.Policy = ru.policy
+		} else {
+			dynamic = true
+			p, err := ru.policyFunc(r)
+			if err != nil {
+				return fmt.Errorf("%w %d of the stack: %w", errPolicyFunc, i, err)
+			}
+			if !p.Valid() {
+				return fmt.Errorf("%w: policy function %d of the stack returned the zero Policy", core.ErrInvalidPolicy, i)
+			}
+			req.Policy = p
+		}
+		key, fellBack, err := l.keyOf(ru, r, req.Policy.Name())
+		if err != nil {
+			return err
+		}
+		t.fellBack = t.fellBack || fellBack
+		req.Key = key
+		if req.Policy.Algorithm() == core.Concurrency {
+			req.Cost, req.Lease = 0, l.leases.next()
+		} else {
+			req.Cost, req.Lease = cost, 0
+			if t.cost == 0 {
+				t.cost = req.EffectiveCost()
+			}
+		}
+	}
+	if dynamic {
+		if err := core.CheckStack(t.reqs, t.results); err != nil {
+			return fmt.Errorf("httplimit: %w", err)
+		}
+	}
+	return nil
+}
+
+// fail ends t as Failed with err, logs it and tells the observer.
+func (l *Limiter) fail(t *Ticket, err error) *Ticket {
+	t.disposition, t.err = Failed, err
+	l.errorLog.log(t.r, err)
+	if l.observer != nil {
+		l.observer.OnError(t.r, err)
+	}
+	return t
+}
+
+// Disposition is what the adapter must do with the request.
+func (t *Ticket) Disposition() Disposition {
+	if t == nil {
+		return Skipped
+	}
+	return t.disposition
+}
+
+// Denial describes the refusal of a Denied request (nil otherwise).
+func (t *Ticket) Denial() *Denial {
+	if t == nil || t.disposition != Denied {
+		return nil
+	}
+	return &t.denial
+}
+
+// Err is why a Failed request could not be decided (nil otherwise). It wraps
+// ErrStore, ErrUnidentified, a context error or the failing function's error.
+func (t *Ticket) Err() error {
+	if t == nil {
+		return nil
+	}
+	return t.err
+}
+
+// Results holds every policy's result, in stack order (nil before a decision).
+func (t *Ticket) Results() []core.Result {
+	if t == nil || t.disposition == Failed {
+		return nil
+	}
+	return t.results
+}
+
+// Delay is how long an admitted request waits for its leaky-bucket slot.
+func (t *Ticket) Delay() time.Duration {
+	if t == nil {
+		return 0
+	}
+	return t.delay
+}
+
+// Wait makes an admitted request wait for its leaky-bucket slot (Result.Delay;
+// the longest of a stack). The wait is bounded by the policy's queue
+// (burst×period/limit): a request that would wait longer was refused at once. When
+// ctx ends first, Wait gives the request's slot and cost back to the store
+// (refunds, when it is a core.Refunder, and releases leases) and returns ctx's
+// error: the adapter then returns without running the handler.
+func (t *Ticket) Wait(ctx context.Context) error {
+	if t == nil || t.disposition != Admitted || t.delay <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(t.delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		t.l.giveBack(t, t.cost)
+		t.finished = true
+		return ctx.Err()
+	}
+}
+
+// Finish ends the request after the handler: it releases concurrency leases and,
+// when WithSettle is set and the handler completed, settles the cost with status
+// (refunding the difference). completed is false when the handler panicked (the
+// adapter calls Finish from a deferred function, so the panic continues after the
+// leases are released); a panicking request keeps its whole cost. For Denied and
+// Failed requests Finish only recycles the Ticket. Call it exactly once.
+func (t *Ticket) Finish(status int, completed bool) {
+	if t == nil {
+		return
+	}
+	l := t.l
+	if t.scope != nil && t.scope.last == t {
+		t.scope.last = nil // the scope may outlive the request; the ticket is recycled
+	}
+	if t.absorbed {
+		t.reset()
+		l.tickets.Put(t)
+		return
+	}
+	if t.eventDue {
+		l.notify(t)
+	}
+	if t.disposition == Admitted && !t.finished {
+		var refund int64
+		if completed && l.settle != nil && t.allowed && t.cost > 0 {
+			final := min(max(l.settle(t.r, status, t.cost), 0), t.cost)
+			refund = t.cost - final
+		}
+		l.giveBack(t, refund)
+	}
+	t.reset()
+	l.tickets.Put(t)
+}
+
+// giveBack releases t's concurrency leases and refunds refund of each rate
+// policy's charge, on a context detached from the (perhaps cancelled) request and
+// bounded by the release timeout. Failures go to the observer.
+func (l *Limiter) giveBack(t *Ticket, refund int64) {
+	if !t.allowed {
+		return
+	}
+	work := refund > 0 && l.refunder != nil
+	for i := range t.results {
+		work = work || t.results[i].Lease != 0
+	}
+	if !work {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.r.Context()), l.releaseTimeout)
+	defer cancel()
+	for i := range t.reqs {
+		req := &t.reqs[i]
+		if lease := t.results[i].Lease; lease != 0 {
+			if err := l.store.Release(ctx, *req, lease); err != nil {
+				l.afterError(t.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
+			}
+			continue
+		}
+		if refund > 0 && l.refunder != nil {
+			give := core.Request{Policy: req.Policy, Key: req.Key, Cost: min(refund, req.EffectiveCost())}
+			if err := l.refunder.Refund(ctx, give); err != nil {
+				l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+			}
+		}
+	}
+}
+
+func (l *Limiter) afterError(r *http.Request, err error) {
+	if l.observer != nil {
+		l.observer.OnError(r, err)
+	}
+}
+
+// keepScratch keeps buf, built by appending to t.buf[:0], as t's scratch buffer
+// when appending outgrew it (storing an unchanged slice would cost write barriers
+// while the collector runs).
+func (t *Ticket) keepScratch(buf []byte) {
+	if cap(buf) != cap(t.buf) {
+		t.buf = buf
+	}
+}
+
+// reset readies t for reuse, keeping its buffers. The requests and results are
+// overwritten by the next Start and are not cleared (which costs write barriers
+// on every request); they only keep the last request's keys alive while pooled.
+func (t *Ticket) reset() {
+	t.r = nil
+	if t.disposition == Denied {
+		t.denial = Denial{body: t.denial.body[:0]}
+	}
+	if t.event.Request != nil {
+		t.event = Event{}
+	}
+	t.disposition, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
+	t.cost, t.delay, t.err = 0, 0, nil
+	if t.next != nil || t.scope != nil {
+		t.next, t.scope = nil, nil
+	}
+	t.eventDue, t.absorbed = false, false
+	if t.merged {
+		t.merged = false
+		t.reqs, t.results = t.ownReqs, t.ownResults
+		clear(t.extraObservers)
+		t.extraObservers = t.extraObservers[:0]
+	}
+}

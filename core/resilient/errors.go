@@ -54,7 +54,7 @@ func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("resilient: policy %s fails closed: %v (retry after %v)", strings.Join(quoted, ", "), e.Err, e.RetryAfter)
 }
 
-// RetryAfterHint is RetryAfter. HTTP error handlers (core/httplimit) read it through
+// RetryAfterHint is RetryAfter. HTTP error handlers (core/httpengine) read it through
 // this method to set the 503's Retry-After.
 func (e *UnavailableError) RetryAfterHint() time.Duration { return e.RetryAfter }
 

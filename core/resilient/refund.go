@@ -15,7 +15,7 @@ var ErrNoRefund = errors.New("resilient: the shared store cannot refund")
 var _ core.Refunder = (*Store)(nil)
 
 // Refund gives req's effective cost back in the shared store, under the deadline and
-// the breakers of req's key, as Decide would call it. The httplimit adapters use it
+// the breakers of req's key, as Decide would call it. The HTTP engine (core/httpengine) uses it
 // to undo what an outer limiter charged when a limiter nested inside it refuses the
 // request (one decision per request), and for WithSettle.
 //

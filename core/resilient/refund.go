@@ -15,9 +15,10 @@ var ErrNoRefund = errors.New("resilient: the shared store cannot refund")
 var _ core.Refunder = (*Store)(nil)
 
 // Refund gives req's effective cost back in the shared store, under the deadline and
-// the breakers of req's key, as Decide would call it. The HTTP engine (core/httpengine) uses it
-// to undo what an outer limiter charged when a limiter nested inside it refuses the
-// request (one decision per request), and for WithSettle.
+// the breakers of req's key, as Decide would call it. The HTTP engine
+// (core/httpengine) uses it to undo what an outer limiter charged when a limiter
+// nested inside it refuses the request (one decision per request), and for
+// WithSettle.
 //
 // A refund is never made in process memory. While a breaker of req's key is open, or
 // when the call fails, the refund is dropped and the error says so, wrapping

@@ -27,7 +27,7 @@ func newHandler(store core.Store) http.Handler {
 	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
 	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
-	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{}) // list your proxies in TrustedProxies
 
 	r := chi.NewRouter()
 	// App-wide, before the routes: every request spends the client's "api"
@@ -40,7 +40,7 @@ func newHandler(store core.Store) http.Handler {
 	r.Get("/report", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })
 	// Per route: the login's stack, decided together with "api".
 	r.With(chimw.Middleware(store, httplimit.Stack(
-		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
 	))).Post("/login", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })
 	return r

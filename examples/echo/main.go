@@ -46,7 +46,7 @@ func newHandler(store core.Store) http.Handler {
 	// ... and the login's stack.
 	e.POST("/login", func(c echo.Context) error { return c.String(http.StatusOK, "checked\n") },
 		echomw.Middleware(store, httplimit.Stack(
-			httplimit.Limit(account, keyfuncs.FormField("username")),
+			httplimit.Limit(account, keyfuncs.FormUsername("username")),
 			httplimit.Limit(loginIP, clientIP.Key),
 		)))
 	return e

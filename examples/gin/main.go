@@ -41,7 +41,7 @@ func newHandler(store core.Store) http.Handler {
 	r.GET("/report", func(c *gin.Context) { c.String(http.StatusOK, "report\n") })
 	// Per route: the login's stack, decided together with "api".
 	r.POST("/login", ginmw.Middleware(store, httplimit.Stack(
-		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
 	)), func(c *gin.Context) { c.String(http.StatusOK, "checked\n") })
 	return r

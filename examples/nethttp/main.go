@@ -37,7 +37,7 @@ func newHandler(store core.Store) http.Handler {
 		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })))
 	// ... and the login's stack, decided together with "api".
 	mux.Handle("POST /login", nethttp.Middleware(store, httplimit.Stack(
-		httplimit.Limit(account, keyfuncs.FormField("username")),
+		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
 	))(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })))
 	// App-wide: every request spends the client's "api" bucket.

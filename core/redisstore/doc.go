@@ -19,7 +19,9 @@
 //
 // New takes any go-redis v9 UniversalClient: a Client (standalone or a Sentinel
 // failover client), a ClusterClient or a Ring. Dial makes a Client for one address or
-// a ClusterClient for several; NewEmbedded runs miniredis in the process.
+// a ClusterClient for several. Package embedded runs the store on an in-process
+// miniredis, for tests and demos; it lives apart so that this package does not link
+// miniredis.
 //
 // # One round trip
 //

@@ -75,7 +75,6 @@ type spec struct {
 	capacity int64 // the most cost the policy holds at once: burst for buckets, limit otherwise
 	unit     int64 // token units per token: periodMs / gcd(limit, periodMs)
 	refill   int64 // token units earned per millisecond: limit / gcd(limit, periodMs)
-	farMs    int64 // farMillis(capacity×unit, refill): a queue further ahead is refused outright
 }
 
 // Option adjusts a policy under construction.
@@ -181,7 +180,6 @@ func (p Policy) finish() (Policy, error) {
 	}
 	g := gcd(p.limit, p.periodMs)
 	p.unit, p.refill = p.periodMs/g, p.limit/g
-	p.farMs = farMillis(p.capacity*p.unit, p.refill)
 	if err := p.checkExact(); err != nil {
 		return Policy{}, err
 	}
@@ -380,22 +378,4 @@ func ceilDiv(a, b int64) int64 {
 		return a
 	}
 	return (a + b - 1) / b
-}
-
-// quotient is a / b for a >= 0, b > 0, without the division when b is 1 (a token unit
-// of one: most rates whose limit is a multiple of the period in ms).
-func quotient(a, b int64) int64 {
-	if b == 1 {
-		return a
-	}
-	return a / b
-}
-
-// floorDiv is ⌊a/b⌋ for b > 0 and any sign of a.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && (a < 0) {
-		q--
-	}
-	return q
 }

@@ -85,7 +85,7 @@
 // puts the keys of a stack in one slot, and the stack is one call. A stack across slots
 // is still all-or-nothing: the store charges each slot's group in order, at one
 // instant, and when a group refuses it refunds the groups charged before it (with
-// core.Refund at the charge's instant, which restores what any later decision sees,
+// the Go transitions' Refund at the charge's instant, which restores what any later decision sees,
 // and releasing leases taken) and peeks at the rest. On a Ring, a call holds the keys
 // of one hash tag. Between a charge and its refund, concurrent decisions on those keys see the
 // charge, so they may be refused (never wrongly admitted); a process that dies between
@@ -97,8 +97,8 @@
 // core.ErrStoreUnavailable when the server cannot serve (unreachable, LOADING,
 // READONLY, CLUSTERDOWN, …), ErrUnexpectedReply when it answers unexpectedly
 // (WRONGTYPE, CROSSSLOT, state the scripts did not write); a cancelled context is
-// returned as such. Refund (core.Refunder) gives cost back exactly as core.Refund;
-// Release ends a concurrency lease.
+// returned as such. Refund (core.Refunder) gives cost back exactly as the Go
+// transitions do; Release ends a concurrency lease.
 //
 // # Time
 //

@@ -171,8 +171,9 @@ func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.
 }
 
 // Refund gives back req's effective cost to req's key at the store's now, exactly as
-// core.Refund does: never above a bucket's capacity, never a queue's TAT before now,
-// nothing to a window that has closed. Concurrency leases end with Release instead.
+// the Go transitions do (core/internal/transition): never above a bucket's capacity,
+// never a queue's TAT before now, nothing to a window that has closed. Concurrency
+// leases end with Release instead.
 func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	if s.closed.Load() {
 		return ErrClosed

@@ -85,9 +85,10 @@ type Option func(*spec)
 // algorithms and the concurrency limiter reject it.
 func WithBurst(burst int64) Option { return func(p *spec) { p.burst = burst } }
 
-// WithCost sets the default cost of one request (default 1). A request may carry its
-// own cost; the default is what Policy.Cost reports.
-func WithCost(cost int64) Option { return func(p *spec) { p.cost = cost } }
+// WithDefaultCost sets what one request costs when it does not say (default 1): the
+// cost of a Request whose Cost is zero. It is at least 1 and at most what the policy
+// can ever admit.
+func WithDefaultCost(cost int64) Option { return func(p *spec) { p.cost = cost } }
 
 // NewPolicy builds and validates a rate policy. The error names the policy and wraps
 // ErrInvalidPolicy. For a concurrency limit use NewConcurrencyPolicy.
@@ -289,8 +290,8 @@ func (p Policy) Burst() int64 {
 	return p.burst
 }
 
-// Cost is the default cost of one request.
-func (p Policy) Cost() int64 {
+// DefaultCost is what a request costs when it does not say (WithDefaultCost).
+func (p Policy) DefaultCost() int64 {
 	if p.spec == nil {
 		return 0
 	}

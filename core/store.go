@@ -43,7 +43,8 @@ type Request struct {
 	Policy Policy
 	// Key identifies who is limited (a user, an API key hash, a client IP, …).
 	Key string
-	// Cost is what the request spends; zero means the policy's default cost.
+	// Cost is what the request spends; zero means the policy's default cost
+	// (WithDefaultCost).
 	Cost int64
 	// Lease is the ID to give the lease of an admitted concurrency request.
 	Lease uint64
@@ -52,7 +53,7 @@ type Request struct {
 // EffectiveCost is the request's cost, or its policy's default when Cost is zero.
 func (r *Request) EffectiveCost() int64 {
 	if r.Cost == 0 {
-		return r.Policy.Cost()
+		return r.Policy.DefaultCost()
 	}
 	return r.Cost
 }

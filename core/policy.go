@@ -319,7 +319,7 @@ func (p Policy) Window() time.Duration {
 	return time.Duration(ceilDiv(p.capacity*p.unit, p.refill)) * time.Millisecond
 }
 
-// PeriodMillis is the period in milliseconds.
+// PeriodMillis is the period in milliseconds, the unit of the stores' arithmetic.
 func (p Policy) PeriodMillis() int64 {
 	if p.spec == nil {
 		return 0
@@ -338,7 +338,8 @@ func (p Policy) TokenUnit() int64 {
 }
 
 // RefillPerMilli is how many token units the bucket algorithms earn per millisecond:
-// limit / gcd(limit, period_ms).
+// limit / gcd(limit, period_ms). Stores that run the algorithms elsewhere (Redis
+// Lua) need it, with TokenUnit.
 func (p Policy) RefillPerMilli() int64 {
 	if p.spec == nil {
 		return 0

@@ -74,7 +74,10 @@ func (r *Request) Check() error {
 	return nil
 }
 
-// CheckStack validates every request of a stack and that their policy names are distinct.
+// CheckStack validates a stack before it is decided: at least one request, one
+// result per request, every request valid (Request.Check) and no policy named
+// twice. Every Store and Store wrapper calls it first in DecideStack, so that all
+// of them refuse a malformed stack with the same errors.
 func CheckStack(reqs []Request, results []Result) error {
 	if len(reqs) == 0 {
 		return fmt.Errorf("%w: an empty stack", ErrInvalidPolicy)

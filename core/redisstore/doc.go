@@ -1,9 +1,9 @@
 // Package redisstore is the Redis core.Store: every algorithm of package core runs as
 // a Lua script that reads, refills, decides, writes and expires in one atomic step, so
-// that any number of replicas share exact limits. The scripts mirror core's pure
-// transitions line by line in exact integer arithmetic, and the conformance suite
-// (core/storetest) holds them to identical results on miniredis, a real server and a
-// real Cluster.
+// that any number of replicas share exact limits. The scripts mirror the pure Go
+// transitions of the algorithms (core/internal/transition) in exact integer
+// arithmetic, and the conformance suite (core/storetest) holds them to identical
+// results on miniredis, a real server and a real Cluster.
 //
 //	store, err := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}))
 //	if err != nil {
@@ -35,10 +35,11 @@
 // leakybucket.lua (the TAT, "millis frac"), fixedwindow.lua ("window count"),
 // slidingwindow.lua ("window count previous"), slidinglog.lua (a list of "at",
 // "cost" pairs) and concurrency.lua (a list of "id expires cost" leases). A script
-// is common.lua (exact integer arithmetic and argument parsing), the files of the
-// algorithms it decides, and a driver: stack.lua decides a stack, a single decision
-// being a stack of one; batch.lua decides a batch of single decisions. release.lua
-// ends a concurrency lease. A state of another format, or a key of another type, is
+// is common.lua (exact integer arithmetic and argument parsing), instant.lua for
+// GCRA and the leaky bucket (their fixed-point TAT), the files of the algorithms it
+// decides, and a driver: stack.lua decides a stack, a single decision being a stack
+// of one; batch.lua decides a batch of single decisions. release.lua ends a
+// concurrency lease. A state of another format, or a key of another type, is
 // an error, never a fresh start. docs/redis-scripts.md walks through each file.
 //
 // # Batching

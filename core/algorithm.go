@@ -6,8 +6,8 @@ import "fmt"
 // reference server's -algorithm flag and by the simulator.
 type Algorithm string
 
-// The algorithms. DESIGN.md defines each one exactly; the doc comment of each step
-// function repeats the definition.
+// The algorithms. DESIGN.md defines each one exactly; every store decides as the
+// pure transition of core/internal/transition does, one file per algorithm.
 const (
 	// TokenBucket holds up to burst tokens, earns limit tokens per period, starts full.
 	TokenBucket Algorithm = "token_bucket"

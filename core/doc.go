@@ -1,12 +1,17 @@
-// Package core is the decision core of ratelimit: policies, the algorithms, results,
-// stacks, and the Store interface the stores implement.
+// Package core is the decision core of ratelimit: policies, the algorithms they
+// name, requests and results, stacks, and the Store interface that the stores
+// implement. The HTTP middleware (package httplimit and the router adapters) is
+// built on it; use core directly to declare policies or to decide outside HTTP.
 //
-// Every algorithm is a pure transition Step(state, policy, now, cost) → (state,
-// result), with time as a parameter (milliseconds since the Unix epoch). Stores run
-// that transition atomically: the memory store under a per-shard lock, the Redis
-// store as a Lua script. The arithmetic is exact: token buckets count in integer
-// token units, so 7 requests per 3 seconds never rounds, and every accepted policy
-// keeps its numbers below 2^53, where Redis Lua's doubles are exact too.
+// A Policy is a name, an algorithm and a rate, validated once at construction. A
+// Store decides a Request (a policy, a key and a cost) atomically and answers with
+// a Result: admitted or not, what remains, when to retry. The stores are
+// core/memory (the default: in process, one lock per key) and core/redisstore
+// (shared by replicas: one Lua script per decision), wrapped in core/resilient for
+// production. Every store decides exactly as the algorithms' pure transitions do
+// (core/internal/transition); the conformance suite core/storetest holds them to
+// it. The arithmetic is exact: 7 requests per 3 seconds never rounds, and every
+// accepted policy keeps its numbers below 2^53, where Redis Lua is exact too.
 //
 // A stack is several policies decided as one, all-or-nothing (a login checked per
 // account, per IP and per subnet): if any policy refuses, none is charged.

@@ -75,7 +75,6 @@ type spec struct {
 	capacity int64 // the most cost the policy holds at once: burst for buckets, limit otherwise
 	unit     int64 // token units per token: periodMs / gcd(limit, periodMs)
 	refill   int64 // token units earned per millisecond: limit / gcd(limit, periodMs)
-	farMs    int64 // farMillis(capacity×unit, refill): a queue further ahead is refused outright
 }
 
 // Option adjusts a policy under construction.
@@ -86,9 +85,10 @@ type Option func(*spec)
 // algorithms and the concurrency limiter reject it.
 func WithBurst(burst int64) Option { return func(p *spec) { p.burst = burst } }
 
-// WithCost sets the default cost of one request (default 1). A request may carry its
-// own cost; the default is what Policy.Cost reports.
-func WithCost(cost int64) Option { return func(p *spec) { p.cost = cost } }
+// WithDefaultCost sets what one request costs when it does not say (default 1): the
+// cost of a Request whose Cost is zero. It is at least 1 and at most what the policy
+// can ever admit.
+func WithDefaultCost(cost int64) Option { return func(p *spec) { p.cost = cost } }
 
 // NewPolicy builds and validates a rate policy. The error names the policy and wraps
 // ErrInvalidPolicy. For a concurrency limit use NewConcurrencyPolicy.
@@ -181,7 +181,6 @@ func (p Policy) finish() (Policy, error) {
 	}
 	g := gcd(p.limit, p.periodMs)
 	p.unit, p.refill = p.periodMs/g, p.limit/g
-	p.farMs = farMillis(p.capacity*p.unit, p.refill)
 	if err := p.checkExact(); err != nil {
 		return Policy{}, err
 	}
@@ -291,8 +290,8 @@ func (p Policy) Burst() int64 {
 	return p.burst
 }
 
-// Cost is the default cost of one request.
-func (p Policy) Cost() int64 {
+// DefaultCost is what a request costs when it does not say (WithDefaultCost).
+func (p Policy) DefaultCost() int64 {
 	if p.spec == nil {
 		return 0
 	}
@@ -320,7 +319,7 @@ func (p Policy) Window() time.Duration {
 	return time.Duration(ceilDiv(p.capacity*p.unit, p.refill)) * time.Millisecond
 }
 
-// PeriodMillis is the period in milliseconds.
+// PeriodMillis is the period in milliseconds, the unit of the stores' arithmetic.
 func (p Policy) PeriodMillis() int64 {
 	if p.spec == nil {
 		return 0
@@ -339,7 +338,8 @@ func (p Policy) TokenUnit() int64 {
 }
 
 // RefillPerMilli is how many token units the bucket algorithms earn per millisecond:
-// limit / gcd(limit, period_ms).
+// limit / gcd(limit, period_ms). Stores that run the algorithms elsewhere (Redis
+// Lua) need it, with TokenUnit.
 func (p Policy) RefillPerMilli() int64 {
 	if p.spec == nil {
 		return 0
@@ -380,22 +380,4 @@ func ceilDiv(a, b int64) int64 {
 		return a
 	}
 	return (a + b - 1) / b
-}
-
-// quotient is a / b for a >= 0, b > 0, without the division when b is 1 (a token unit
-// of one: most rates whose limit is a multiple of the period in ms).
-func quotient(a, b int64) int64 {
-	if b == 1 {
-		return a
-	}
-	return a / b
-}
-
-// floorDiv is ⌊a/b⌋ for b > 0 and any sign of a.
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && (a < 0) {
-		q--
-	}
-	return q
 }

@@ -68,5 +68,3 @@ func MostRestrictive(results []Result) int {
 	}
 	return best
 }
-
-func millis(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

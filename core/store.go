@@ -43,7 +43,8 @@ type Request struct {
 	Policy Policy
 	// Key identifies who is limited (a user, an API key hash, a client IP, …).
 	Key string
-	// Cost is what the request spends; zero means the policy's default cost.
+	// Cost is what the request spends; zero means the policy's default cost
+	// (WithDefaultCost).
 	Cost int64
 	// Lease is the ID to give the lease of an admitted concurrency request.
 	Lease uint64
@@ -52,7 +53,7 @@ type Request struct {
 // EffectiveCost is the request's cost, or its policy's default when Cost is zero.
 func (r *Request) EffectiveCost() int64 {
 	if r.Cost == 0 {
-		return r.Policy.Cost()
+		return r.Policy.DefaultCost()
 	}
 	return r.Cost
 }
@@ -73,7 +74,10 @@ func (r *Request) Check() error {
 	return nil
 }
 
-// CheckStack validates every request of a stack and that their policy names are distinct.
+// CheckStack validates a stack before it is decided: at least one request, one
+// result per request, every request valid (Request.Check) and no policy named
+// twice. Every Store and Store wrapper calls it first in DecideStack, so that all
+// of them refuse a malformed stack with the same errors.
 func CheckStack(reqs []Request, results []Result) error {
 	if len(reqs) == 0 {
 		return fmt.Errorf("%w: an empty stack", ErrInvalidPolicy)
@@ -92,40 +96,4 @@ func CheckStack(reqs []Request, results []Result) error {
 		}
 	}
 	return nil
-}
-
-// StepRequest is Step for a Request: it applies the request's effective cost and lease.
-func StepRequest(s State, r *Request, now int64) (State, Result) {
-	return Step(s, &r.Policy, now, r.EffectiveCost(), r.Lease)
-}
-
-// StepStack is the pure reference for Store.DecideStack: it decides reqs against
-// states (one per request, same order) at now, all-or-nothing. When every request
-// is admitted it returns the new states; otherwise it returns states unchanged. The
-// results of a refused stack report each policy's own verdict, so a client learns
-// which policies refused; none of them spent anything.
-func StepStack(states []State, reqs []Request, now int64, results []Result) ([]State, bool) {
-	next := make([]State, len(states))
-	allowed := true
-	for i := range reqs {
-		next[i], results[i] = StepRequest(states[i], &reqs[i], now)
-		allowed = allowed && results[i].Allowed
-	}
-	if !allowed {
-		RefuseStack(states, reqs, now, results)
-		return states, false
-	}
-	return next, true
-}
-
-// RefuseStack rewrites the results of a stack that was refused as a whole: each
-// policy that would have admitted the request reports it as Peek does, not admitted
-// and with its quota unspent. Stores call it so that every store reports a refused
-// stack the same way.
-func RefuseStack(states []State, reqs []Request, now int64, results []Result) {
-	for i := range results {
-		if results[i].Allowed {
-			_, results[i] = Peek(states[i], &reqs[i].Policy, now, reqs[i].EffectiveCost())
-		}
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 )
 
 // entry is one key's state under one policy. Its fields are laid out by cache line
@@ -33,11 +34,11 @@ type entry struct {
 	_    [15]byte
 
 	mu    sync.Mutex
-	state core.State // requires mu
+	state transition.State // requires mu
 }
 
 // commit stores next as e's state, anchoring its slices (see entry.anchor). Requires e.mu.
-func (e *entry) commit(next core.State) {
+func (e *entry) commit(next transition.State) {
 	log, leases := e.state.Log, e.state.Leases
 	e.state = next
 	e.anchor(log, leases)
@@ -46,7 +47,7 @@ func (e *entry) commit(next core.State) {
 // anchor moves the state's sliding log and leases back to the start of the backing
 // arrays they had before the last transition (log and leases), so that steady
 // traffic appends in place without allocating.
-func (e *entry) anchor(log []core.LogEntry, leases []core.Lease) {
+func (e *entry) anchor(log []transition.LogEntry, leases []transition.Lease) {
 	e.state.Log = anchor(log, e.state.Log)
 	e.state.Leases = anchor(leases, e.state.Leases)
 }
@@ -68,7 +69,7 @@ func anchor[T any](old, next []T) []T {
 // from then on the entry decides exactly like a missing one and may be evicted.
 // Requires e.mu.
 func (e *entry) recoveredAt(now int64) int64 {
-	return now + core.RecoveredAfter(e.state, &e.policy, now).Milliseconds()
+	return now + transition.RecoveredAfter(e.state, &e.policy, now).Milliseconds()
 }
 
 // is reports whether e holds the key under the policy with that ID; h is their hash.

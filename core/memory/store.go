@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 )
 
 // ErrClosed is returned by a Store used after Close.
@@ -181,12 +182,12 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (res core.Result, 
 	}
 	if keepsSlices(req.Policy.Algorithm()) {
 		log, leases := e.state.Log, e.state.Leases
-		core.StepInPlace(&e.state, &req, now, &res)
+		transition.StepInPlace(&e.state, &req, now, &res)
 		if res.Allowed {
 			e.anchor(log, leases)
 		}
 	} else {
-		core.StepInPlace(&e.state, &req, now, &res) // without touching the slices' cache line
+		transition.StepInPlace(&e.state, &req, now, &res) // without touching the slices' cache line
 	}
 	e.mu.Unlock()
 	return res, nil
@@ -217,13 +218,13 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		inlineShards  [maxInlineStack]int
 		inlineHashes  [maxInlineStack]uint64
 		inlineEntries [maxInlineStack]*entry
-		inlineNext    [maxInlineStack]core.State
+		inlineNext    [maxInlineStack]transition.State
 		inlineFresh   [maxInlineStack]bool
 	)
 	shardIDs, hashes, entries, next, fresh := inlineShards[:0], inlineHashes[:0], inlineEntries[:0], inlineNext[:0], inlineFresh[:0]
 	if len(reqs) > maxInlineStack {
 		shardIDs, hashes = make([]int, 0, len(reqs)), make([]uint64, 0, len(reqs))
-		entries, next = make([]*entry, 0, len(reqs)), make([]core.State, 0, len(reqs))
+		entries, next = make([]*entry, 0, len(reqs)), make([]transition.State, 0, len(reqs))
 		fresh = make([]bool, 0, len(reqs))
 	}
 	for i := range reqs {
@@ -252,7 +253,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 			e.mu.Lock() // now no later insert of this stack can evict it
 		}
 		entries, fresh = append(entries, e), append(fresh, isFresh)
-		st, res := core.StepRequest(e.state, req, now)
+		st, res := transition.StepRequest(e.state, req, now)
 		next, results[i] = append(next, st), res
 		allowed = allowed && res.Allowed
 	}
@@ -268,7 +269,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 				s.shard(hashes[i]).live-- // give back the reservation
 			}
 			if results[i].Allowed {
-				_, results[i] = core.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
+				_, results[i] = transition.Peek(e.state, &reqs[i].Policy, now, reqs[i].EffectiveCost())
 			}
 		}
 	}
@@ -321,7 +322,7 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 		}
 		e.mu.Lock()
 	}
-	e.state = core.ReleaseLease(e.state, lease)
+	e.state = transition.ReleaseLease(e.state, lease)
 	e.mu.Unlock()
 	return nil
 }
@@ -421,7 +422,7 @@ func (s *Store) Close() error {
 
 var _ core.Refunder = (*Store)(nil)
 
-// Refund gives back req's effective cost (see core.Refund). A key without an entry
+// Refund gives back req's effective cost (see transition.Refund). A key without an entry
 // (evicted once recovered, or decided against the overflow entry) gets nothing back.
 func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	if s.closed.Load() {
@@ -436,7 +437,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
 	if e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key); e != nil {
-		e.state = core.Refund(e.state, &req.Policy, now, req.EffectiveCost())
+		e.state = transition.Refund(e.state, &req.Policy, now, req.EffectiveCost())
 		e.mu.Unlock()
 	}
 	return nil

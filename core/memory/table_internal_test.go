@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 )
 
 // The lock-free table against a map: random inserts, evictions at the cap, sweeps
@@ -48,7 +49,7 @@ func TestTableAgreesWithAMap(t *testing.T) {
 			e.mu.Lock()
 			sh.mu.Unlock()
 			var res core.Result
-			core.StepInPlace(&e.state, &core.Request{Policy: policy, Key: key}, now, &res)
+			transition.StepInPlace(&e.state, &core.Request{Policy: policy, Key: key}, now, &res)
 			e.mu.Unlock()
 			held[policy.ID()+"|"+key] = e
 		case r < 97:

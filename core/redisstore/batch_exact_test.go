@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -93,14 +94,14 @@ func TestBatchDecidesAtOneServerInstant(t *testing.T) {
 						t.Fatalf("the batch decided at %d ms into the minute, outside the server's %d..%d", at, before%60000, after%60000)
 					}
 				}
-				var state core.State
+				var state transition.State
 				admitted, refused := 0, 0
 				for i := range reqs {
 					if errs[i] != nil {
 						t.Fatalf("%s decision %d: %v", alg, i, errs[i])
 					}
 					var want core.Result
-					state, want = core.Step(state, &p, storetest.Start, 1, 0)
+					state, want = transition.Step(state, &p, storetest.Start, 1, 0)
 					if alg == core.FixedWindow { // its reset depends on where in the window now lies
 						want.ResetAfter, got[i].ResetAfter = 0, 0
 						want.RetryAfter, got[i].RetryAfter = 0, 0

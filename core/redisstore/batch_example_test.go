@@ -9,13 +9,14 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
 )
 
 // With batching, concurrent decisions share round trips and still decide exactly: 64
 // goroutines asking at one instant of a bucket of 10 get exactly 10 admissions.
 func ExampleWithBatching() {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store, err := redisstore.NewEmbedded(
+	store, err := embedded.New(
 		redisstore.WithClock(func() time.Time { return at }),
 		redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch))
 	if err != nil {

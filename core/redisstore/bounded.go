@@ -3,7 +3,7 @@ package redisstore
 import "github.com/redis/go-redis/v9"
 
 // BoundedByContext reports whether a decision ends once its context is done: true when
-// the store's go-redis client has ContextTimeoutEnabled (Dial and NewEmbedded set it),
+// the store's go-redis client has ContextTimeoutEnabled (Dial and embedded.New set it),
 // so that a ctx deadline bounds the network reads and writes. Without it a call waits
 // for the client's own timeouts. resilient.New reads it to
 // decide on the caller's goroutine instead of guarding each call with its own.

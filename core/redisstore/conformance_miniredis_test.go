@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
@@ -42,7 +43,7 @@ func TestConformanceMiniredis(t *testing.T) {
 // With every request of a stack in its own call, stacks go through the
 // charge-in-order-and-refund path of a Cluster whose keys lie in different slots. The
 // whole suite runs that way on a real server (conformance_redis_test.go); here, in
-// every run, mixed stacks are replayed against core.StepStack.
+// every run, mixed stacks are replayed against transition.StepStack.
 func TestSplitStacksMiniredis(t *testing.T) {
 	clock := storetest.NewClock()
 	store := newStoreOn(newMiniredisClient(t), redisstore.WithSplitStacks())(t, clock)
@@ -57,13 +58,13 @@ func TestSplitStacksMiniredis(t *testing.T) {
 		// The last policy refuses most stacks after the others have been charged.
 		core.MustPolicy("split-scarce", core.FixedWindow, core.Rate{Limit: 4, Period: 5 * time.Second}),
 	}
-	states := map[string]core.State{}
+	states := map[string]transition.State{}
 	at := storetest.Start
 	for i := 0; i < 300; i++ {
 		at += int64((i * 7919) % 700)
 		clock.Set(at)
 		reqs := make([]core.Request, len(policies))
-		current := make([]core.State, len(policies))
+		current := make([]transition.State, len(policies))
 		for j, p := range policies {
 			reqs[j] = core.Request{Policy: p, Key: []string{"alice", "bob", "carol"}[(i+j)%3], Lease: uint64(i + 1)}
 			if j == len(policies)-1 {
@@ -77,7 +78,7 @@ func TestSplitStacksMiniredis(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		want := make([]core.Result, len(reqs))
-		next, wantAllowed := core.StepStack(current, reqs, at, want)
+		next, wantAllowed := transition.StepStack(current, reqs, at, want)
 		if allowed != wantAllowed {
 			t.Fatalf("step %d: allowed=%v, core says %v", i, allowed, wantAllowed)
 		}

@@ -9,41 +9,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
-	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
-
-func TestEmbedded(t *testing.T) {
-	clock := storetest.NewClock()
-	store, err := redisstore.NewEmbedded(redisstore.WithClock(clock.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := core.MustPolicy("embedded", core.FixedWindow, core.PerMinute(2))
-	for i, want := range []bool{true, true, false} {
-		res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
-		if err != nil || res.Allowed != want {
-			t.Fatalf("decision %d: %+v, %v; want allowed=%v", i, res, err, want)
-		}
-	}
-	if err := store.Ping(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"}); !errors.Is(err, redisstore.ErrClosed) {
-		t.Fatalf("after Close: %v, want ErrClosed", err)
-	}
-}
-
-func TestEmbeddedValidatesOptions(t *testing.T) {
-	if _, err := redisstore.NewEmbedded(redisstore.WithPrefix("{")); err == nil {
-		t.Fatal("an invalid option was accepted")
-	}
-}
 
 func TestDialValidates(t *testing.T) {
 	for _, addrs := range [][]string{nil, {""}, {"a:1,b:2"}} {

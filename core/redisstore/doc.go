@@ -1,9 +1,9 @@
 // Package redisstore is the Redis core.Store: every algorithm of package core runs as
 // a Lua script that reads, refills, decides, writes and expires in one atomic step, so
-// that any number of replicas share exact limits. The scripts mirror core's pure
-// transitions line by line in exact integer arithmetic, and the conformance suite
-// (core/storetest) holds them to identical results on miniredis, a real server and a
-// real Cluster.
+// that any number of replicas share exact limits. The scripts mirror the pure Go
+// transitions of the algorithms (core/internal/transition) in exact integer
+// arithmetic, and the conformance suite (core/storetest) holds them to identical
+// results on miniredis, a real server and a real Cluster.
 //
 //	store, err := redisstore.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}))
 //	if err != nil {
@@ -19,7 +19,9 @@
 //
 // New takes any go-redis v9 UniversalClient: a Client (standalone or a Sentinel
 // failover client), a ClusterClient or a Ring. Dial makes a Client for one address or
-// a ClusterClient for several; NewEmbedded runs miniredis in the process.
+// a ClusterClient for several. Package embedded runs the store on an in-process
+// miniredis, for tests and demos; it lives apart so that this package does not link
+// miniredis.
 //
 // # One round trip
 //
@@ -33,10 +35,11 @@
 // leakybucket.lua (the TAT, "millis frac"), fixedwindow.lua ("window count"),
 // slidingwindow.lua ("window count previous"), slidinglog.lua (a list of "at",
 // "cost" pairs) and concurrency.lua (a list of "id expires cost" leases). A script
-// is common.lua (exact integer arithmetic and argument parsing), the files of the
-// algorithms it decides, and a driver: stack.lua decides a stack, a single decision
-// being a stack of one; batch.lua decides a batch of single decisions. release.lua
-// ends a concurrency lease. A state of another format, or a key of another type, is
+// is common.lua (exact integer arithmetic and argument parsing), instant.lua for
+// GCRA and the leaky bucket (their fixed-point TAT), the files of the algorithms it
+// decides, and a driver: stack.lua decides a stack, a single decision being a stack
+// of one; batch.lua decides a batch of single decisions. release.lua ends a
+// concurrency lease. A state of another format, or a key of another type, is
 // an error, never a fresh start. docs/redis-scripts.md walks through each file.
 //
 // # Batching
@@ -83,7 +86,7 @@
 // puts the keys of a stack in one slot, and the stack is one call. A stack across slots
 // is still all-or-nothing: the store charges each slot's group in order, at one
 // instant, and when a group refuses it refunds the groups charged before it (with
-// core.Refund at the charge's instant, which restores what any later decision sees,
+// the Go transitions' Refund at the charge's instant, which restores what any later decision sees,
 // and releasing leases taken) and peeks at the rest. On a Ring, a call holds the keys
 // of one hash tag. Between a charge and its refund, concurrent decisions on those keys see the
 // charge, so they may be refused (never wrongly admitted); a process that dies between
@@ -95,8 +98,8 @@
 // core.ErrStoreUnavailable when the server cannot serve (unreachable, LOADING,
 // READONLY, CLUSTERDOWN, …), ErrUnexpectedReply when it answers unexpectedly
 // (WRONGTYPE, CROSSSLOT, state the scripts did not write); a cancelled context is
-// returned as such. Refund (core.Refunder) gives cost back exactly as core.Refund;
-// Release ends a concurrency lease.
+// returned as such. Refund (core.Refunder) gives cost back exactly as the Go
+// transitions do; Release ends a concurrency lease.
 //
 // # Time
 //

@@ -5,15 +5,27 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
 )
 
-// An embedded store runs the Redis scripts in process; with a fixed clock its
-// decisions are reproducible.
-func ExampleNewEmbedded() {
+// A Store decides on any go-redis client; here an in-process server stands in for
+// Redis, and a fixed clock makes the decisions reproducible.
+func Example() {
+	server, err := miniredis.Run() // or a real Redis; embedded.New does this for you
+	if err != nil {
+		panic(err)
+	}
+	defer server.Close()
+	client := redis.NewClient(&redis.Options{Addr: server.Addr(), ContextTimeoutEnabled: true})
+	defer client.Close()
+
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	store, err := redisstore.NewEmbedded(redisstore.WithClock(func() time.Time { return at }))
+	store, err := redisstore.New(client, redisstore.WithClock(func() time.Time { return at }))
 	if err != nil {
 		panic(err)
 	}
@@ -36,7 +48,7 @@ func ExampleNewEmbedded() {
 
 // A login stack whose three policies share a hash tag is one script call on a Cluster.
 func ExampleTagPolicies() {
-	store, err := redisstore.NewEmbedded(redisstore.WithHashTag(
+	store, err := embedded.New(redisstore.WithHashTag(
 		redisstore.TagPolicies("login", "login-account", "login-ip", "login-subnet")))
 	if err != nil {
 		panic(err)

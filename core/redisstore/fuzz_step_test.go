@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 )
 
@@ -17,7 +18,7 @@ import (
 // fuzzed policy and trace (instants that stay, step on, jump or go back; costs; two
 // keys) are decided by a store alone (the stack script), by a batching store in
 // batches of the steps that share an instant (the batch script), and by
-// core.StepRequest. Every decision must be identical.
+// transition.StepRequest. Every decision must be identical.
 func FuzzScriptsMatchStep(f *testing.F) {
 	f.Add(uint8(0), uint32(10), uint32(1000), uint32(0), []byte{0, 0, 0, 0, 0, 1, 5, 3, 0, 200, 1, 1})
 	f.Add(uint8(1), uint32(2500), uint32(1000), uint32(7), []byte{0, 2, 0, 1, 0, 1, 130, 9, 0})
@@ -62,7 +63,7 @@ func FuzzScriptsMatchStep(f *testing.F) {
 		if err != nil {
 			return
 		}
-		states := map[string]core.State{}
+		states := map[string]transition.State{}
 		now := int64(1_767_225_600_000)
 		var batch []core.Request
 		var want []core.Result
@@ -90,7 +91,7 @@ func FuzzScriptsMatchStep(f *testing.F) {
 			}
 			req := core.Request{Policy: p, Key: []string{"a", "b"}[trace[i+2]%2], Cost: int64(trace[i+1]) % (p.Capacity() + 1),
 				Lease: uint64(i + 1)}
-			next, res := core.StepRequest(states[req.Key], &req, now)
+			next, res := transition.StepRequest(states[req.Key], &req, now)
 			if res.Allowed {
 				states[req.Key] = next
 			}

@@ -29,8 +29,9 @@ type config struct {
 	hashTag     HashTagFunc
 	margin      time.Duration
 	marginSet   bool
-	slack       time.Duration // added to margin: how early an embedded store may expire a key
-	splitStacks bool          // tests: decide every request of a stack in its own call
+	slack       time.Duration  // added to margin: how early an embedded store may expire a key
+	closers     []func() error // WithCloser: released by Close after the store's own
+	splitStacks bool           // tests: decide every request of a stack in its own call
 	batchWindow time.Duration
 	batchMax    int // 0: no batching
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
@@ -57,7 +58,7 @@ func testPrecision(t *testing.T, client redis.UniversalClient, steps int) {
 	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, p := range policies {
-		states := map[string]core.State{}
+		states := map[string]transition.State{}
 		at := storetest.Start + rng.Int64N(p.PeriodMillis()+1)
 		for i := 0; i < steps; i++ {
 			switch rng.IntN(6) {
@@ -81,7 +82,7 @@ func testPrecision(t *testing.T, client redis.UniversalClient, steps int) {
 			if err != nil {
 				t.Fatalf("%s step %d: %v", p, i, err)
 			}
-			next, want := core.StepRequest(states[key], &req, at)
+			next, want := transition.StepRequest(states[key], &req, at)
 			if want.Allowed {
 				states[key] = next
 			}

@@ -8,13 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // testRefund replays traces of decisions and refunds through every policy of the
 // conformance suite, with a clock that sometimes goes back, and compares every
-// decision with core's transitions, where a refund is core.Refund.
+// decision with core's transitions, where a refund is transition.Refund.
 func testRefund(t *testing.T, client redis.UniversalClient, steps int) {
 	for _, p := range storetest.Policies() {
 		t.Run(p.Name(), func(t *testing.T) {
@@ -24,7 +25,7 @@ func testRefund(t *testing.T, client redis.UniversalClient, steps int) {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(3, uint64(len(p.Name()))))
-			states := map[string]core.State{}
+			states := map[string]transition.State{}
 			at := storetest.Start
 			for i := 0; i < steps; i++ {
 				switch rng.IntN(4) {
@@ -44,7 +45,7 @@ func testRefund(t *testing.T, client redis.UniversalClient, steps int) {
 						t.Fatalf("step %d: refund: %v", i, err)
 					}
 					if s, ok := states[key]; ok {
-						states[key] = core.Refund(s, &req.Policy, at, req.EffectiveCost())
+						states[key] = transition.Refund(s, &req.Policy, at, req.EffectiveCost())
 					}
 					continue
 				}
@@ -52,7 +53,7 @@ func testRefund(t *testing.T, client redis.UniversalClient, steps int) {
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
 				}
-				next, want := core.StepRequest(states[key], &req, at)
+				next, want := transition.StepRequest(states[key], &req, at)
 				if want.Allowed {
 					states[key] = next
 				}

@@ -52,7 +52,7 @@ func TestRefusalLeavesStateAsItWas(t *testing.T) {
 		{core.GCRA, 20 * time.Second},
 		{core.LeakyBucket, 20 * time.Second},
 		{core.FixedWindow, 45 * time.Second},
-		{core.SlidingWindow, 65 * time.Second}, // the previous window still counts: core.Step agrees
+		{core.SlidingWindow, 65 * time.Second}, // the previous window still counts: transition.Step agrees
 	} {
 		ms.Store(1_767_225_600_000 + 15_000) // 45 s before the minute's window ends
 		p := core.MustPolicy("refusal", c.alg, core.PerMinute(3))

@@ -29,7 +29,7 @@ const (
 )
 
 // Store is the Redis core.Store: each decision is one atomic Lua script. Create it
-// with New, Dial or NewEmbedded; it is safe for concurrent use.
+// with New or Dial (or embedded.New, in process); it is safe for concurrent use.
 type Store struct {
 	client   processor
 	topology topology
@@ -44,7 +44,7 @@ type Store struct {
 
 	closed    atomic.Bool
 	closeOnce sync.Once
-	closers   []func() error // resources the store owns (Dial, NewEmbedded)
+	closers   []func() error // resources the store owns (WithCloser, Dial)
 	closeErr  error
 }
 
@@ -72,6 +72,7 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		margin:  cfg.margin.Milliseconds(),
 		split:   cfg.splitStacks,
 		scripts: loadScripts(),
+		closers: cfg.closers,
 	}
 	switch client.(type) {
 	case *redis.ClusterClient:
@@ -170,8 +171,9 @@ func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.
 }
 
 // Refund gives back req's effective cost to req's key at the store's now, exactly as
-// core.Refund does: never above a bucket's capacity, never a queue's TAT before now,
-// nothing to a window that has closed. Concurrency leases end with Release instead.
+// the Go transitions do (core/internal/transition): never above a bucket's capacity,
+// never a queue's TAT before now, nothing to a window that has closed. Concurrency
+// leases end with Release instead.
 func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -229,9 +231,9 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Key(policy core.Policy, key string) string { return s.stateKey(&policy, key) }
 
 // Close marks the store closed and releases what it owns: the batching goroutines
-// (after their round trips in flight), the client made by Dial, the client and server
-// made by NewEmbedded. A client handed to New stays open. Close is
-// idempotent.
+// (after their round trips in flight), then what WithCloser handed it, then the
+// client made by Dial. A client handed to New stays open unless it was handed to
+// WithCloser too. Close is idempotent.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)

@@ -1,7 +1,7 @@
 // Package reference transcribes DESIGN.md's definitions of the rate algorithms
 // literally, in exact rational arithmetic (math/big.Rat), with none of the integer
-// scaling the implementation in package core uses. It is slow and exists for
-// tests: the core's transitions, the stores and the simulator are all checked
+// scaling that the transitions (core/internal/transition) use. It is slow and
+// exists for tests: the transitions, the stores and the simulator are all checked
 // against it decision for decision.
 //
 //	model := reference.New(policy)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
-	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
 	"github.com/go-ratelimit/ratelimit/core/reserve"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 )
@@ -15,7 +15,7 @@ import (
 // leases as it does alone, and closing the outer store returns the lease.
 func TestUnderResilient(t *testing.T) {
 	p := core.MustPolicy("p", core.SlidingLog, core.PerMinute(100))
-	backing, err := redisstore.NewEmbedded()
+	backing, err := embedded.New()
 	if err != nil {
 		t.Fatal(err)
 	}

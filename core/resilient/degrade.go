@@ -74,24 +74,24 @@ func (d *degrader) derive(p core.Policy) (core.Policy, error) {
 // stretching the period instead (10 per second over 3 replicas is 10 per 3 seconds);
 // window algorithms keep their windows and divide the limit.
 func divide(p core.Policy, n int64) (core.Policy, error) {
-	floor := p.Cost()
+	floor := p.DefaultCost()
 	var q core.Policy
 	var err error
 	switch p.Algorithm() {
 	case core.Concurrency:
-		q, err = core.NewConcurrencyPolicy(p.Name(), max(p.Limit()/n, floor), p.Period(), core.WithCost(p.Cost()))
+		q, err = core.NewConcurrencyPolicy(p.Name(), max(p.Limit()/n, floor), p.Period(), core.WithDefaultCost(p.DefaultCost()))
 	case core.TokenBucket, core.GCRA, core.LeakyBucket:
 		rate := core.Rate{Limit: p.Limit(), Period: time.Duration(n) * p.Period()}
 		if p.Limit()%n == 0 {
 			rate = core.Rate{Limit: p.Limit() / n, Period: p.Period()}
 		}
-		q, err = core.NewPolicy(p.Name(), p.Algorithm(), rate, core.WithBurst(max(p.Burst()/n, floor)), core.WithCost(p.Cost()))
+		q, err = core.NewPolicy(p.Name(), p.Algorithm(), rate, core.WithBurst(max(p.Burst()/n, floor)), core.WithDefaultCost(p.DefaultCost()))
 		if err != nil { // a stretched period beyond the exact range: round the limit down instead
 			q, err = core.NewPolicy(p.Name(), p.Algorithm(), core.Rate{Limit: max(p.Limit()/n, 1), Period: p.Period()},
-				core.WithBurst(max(p.Burst()/n, floor)), core.WithCost(p.Cost()))
+				core.WithBurst(max(p.Burst()/n, floor)), core.WithDefaultCost(p.DefaultCost()))
 		}
 	default:
-		q, err = core.NewPolicy(p.Name(), p.Algorithm(), core.Rate{Limit: max(p.Limit()/n, floor), Period: p.Period()}, core.WithCost(p.Cost()))
+		q, err = core.NewPolicy(p.Name(), p.Algorithm(), core.Rate{Limit: max(p.Limit()/n, floor), Period: p.Period()}, core.WithDefaultCost(p.DefaultCost()))
 	}
 	if err != nil {
 		return core.Policy{}, fmt.Errorf("resilient: WithReplicas(%d): policy %q: %w", n, p.Name(), err)

@@ -17,7 +17,7 @@ func TestDivide(t *testing.T) {
 		{core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20)), 3, "api: token_bucket 10/3s burst 6"},
 		{core.MustPolicy("api", core.GCRA, core.PerSecond(10)), 4, "api: gcra 10/4s burst 2"},
 		{core.MustPolicy("api", core.LeakyBucket, core.PerMinute(6), core.WithBurst(3)), 3, "api: leaky_bucket 2/1m0s burst 1"},
-		{core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithCost(4)), 8, "api: token_bucket 10/8s burst 4"}, // never below the default cost
+		{core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithDefaultCost(4)), 8, "api: token_bucket 10/8s burst 4"}, // never below the default cost
 		{core.MustPolicy("login", core.SlidingLog, core.PerMinute(5)), 2, "login: sliding_log 2/1m0s"},
 		{core.MustPolicy("login", core.FixedWindow, core.PerMinute(5)), 10, "login: fixed_window 1/1m0s"},
 		{core.MustPolicy("login", core.SlidingWindow, core.PerHour(100)), 3, "login: sliding_window 33/1h0m0s"},
@@ -33,7 +33,7 @@ func TestDivide(t *testing.T) {
 		if got.String() != tt.want {
 			t.Errorf("divide(%v, %d) = %v, want %s", tt.policy, tt.n, got, tt.want)
 		}
-		if got.Cost() != tt.policy.Cost() || got.Name() != tt.policy.Name() {
+		if got.DefaultCost() != tt.policy.DefaultCost() || got.Name() != tt.policy.Name() {
 			t.Errorf("divide(%v, %d) changed the name or the cost: %v", tt.policy, tt.n, got)
 		}
 	}

@@ -1,7 +1,7 @@
 // Package storetest is the conformance suite every core.Store must pass. It replays
 // deterministic random traces through a store and through the pure transitions of
-// package core (core.Step, core.StepStack) and requires identical results, field for
-// field. It also checks stacks, policy isolation, invalid requests and, under -race,
+// the algorithms (core/internal/transition) and requires identical results, field
+// for field. It also checks stacks, policy isolation, invalid requests and, under -race,
 // that concurrent decisions on one key admit exactly what the model admits.
 //
 //	func TestConformance(t *testing.T) {

@@ -1,15 +1,20 @@
 package storetest
 
-import "github.com/go-ratelimit/ratelimit/core"
+import (
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
+)
 
 // model is the reference: the pure transitions over a map of states.
-type model struct{ states map[[2]string]core.State }
+type model struct {
+	states map[[2]string]transition.State
+}
 
-func newModel() *model { return &model{states: map[[2]string]core.State{}} }
+func newModel() *model { return &model{states: map[[2]string]transition.State{}} }
 
 func (m *model) decide(req core.Request, now int64) core.Result {
 	k := [2]string{req.Policy.ID(), req.Key}
-	next, res := core.StepRequest(m.states[k], &req, now)
+	next, res := transition.StepRequest(m.states[k], &req, now)
 	if res.Allowed {
 		m.states[k] = clone(next)
 	}
@@ -17,12 +22,12 @@ func (m *model) decide(req core.Request, now int64) core.Result {
 }
 
 func (m *model) decideStack(reqs []core.Request, now int64) ([]core.Result, bool) {
-	states := make([]core.State, len(reqs))
+	states := make([]transition.State, len(reqs))
 	for i, r := range reqs {
 		states[i] = m.states[[2]string{r.Policy.ID(), r.Key}]
 	}
 	results := make([]core.Result, len(reqs))
-	next, allowed := core.StepStack(states, reqs, now, results)
+	next, allowed := transition.StepStack(states, reqs, now, results)
 	if allowed {
 		for i, r := range reqs {
 			m.states[[2]string{r.Policy.ID(), r.Key}] = clone(next[i])
@@ -34,13 +39,13 @@ func (m *model) decideStack(reqs []core.Request, now int64) ([]core.Result, bool
 func (m *model) release(req core.Request, lease uint64) {
 	k := [2]string{req.Policy.ID(), req.Key}
 	if s, ok := m.states[k]; ok {
-		m.states[k] = core.ReleaseLease(clone(s), lease)
+		m.states[k] = transition.ReleaseLease(clone(s), lease)
 	}
 }
 
 // clone copies a state's slices so that the model never shares memory between states.
-func clone(s core.State) core.State {
-	s.Log = append([]core.LogEntry(nil), s.Log...)
-	s.Leases = append([]core.Lease(nil), s.Leases...)
+func clone(s transition.State) transition.State {
+	s.Log = append([]transition.LogEntry(nil), s.Log...)
+	s.Leases = append([]transition.Lease(nil), s.Leases...)
 	return s
 }

@@ -30,13 +30,13 @@ func Policies() []core.Policy {
 			add(core.NewPolicy(fmt.Sprintf("%s-%d-burst", alg, i), alg, rate, core.WithBurst(rate.Limit*2+1)))
 		}
 		add(core.NewPolicy(string(alg)+"-small-burst", alg, core.PerSecond(10), core.WithBurst(3)))
-		add(core.NewPolicy(string(alg)+"-weighted", alg, core.PerSecond(20), core.WithCost(3)))
+		add(core.NewPolicy(string(alg)+"-weighted", alg, core.PerSecond(20), core.WithDefaultCost(3)))
 	}
 	for _, alg := range []core.Algorithm{core.FixedWindow, core.SlidingLog, core.SlidingWindow} {
 		for i, rate := range rates[:3] {
 			add(core.NewPolicy(fmt.Sprintf("%s-%d", alg, i), alg, rate))
 		}
-		add(core.NewPolicy(string(alg)+"-weighted", alg, core.PerSecond(20), core.WithCost(3)))
+		add(core.NewPolicy(string(alg)+"-weighted", alg, core.PerSecond(20), core.WithDefaultCost(3)))
 	}
 	add(core.NewConcurrencyPolicy("concurrency-2", 2, time.Second))
 	add(core.NewConcurrencyPolicy("concurrency-5", 5, 300*time.Millisecond))

@@ -13,6 +13,7 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/prommetrics"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,7 +130,7 @@ func openStore(cfg config, clock func() time.Time, logger *slog.Logger, metrics 
 		if clock != nil {
 			options = append(options, redisstore.WithClock(clock))
 		}
-		shared, err = redisstore.NewEmbedded(options...)
+		shared, err = embedded.New(options...)
 	case "redis":
 		shared, err = redisstore.Dial(cfg.redisAddrs)
 	default:

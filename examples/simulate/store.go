@@ -9,6 +9,7 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
 )
 
 // virtualClock is the trace's clock: it reads the t_ms of the row being decided.
@@ -29,7 +30,7 @@ func openStore(cfg config, clock *virtualClock) (core.Store, error) {
 		// the trace, as it must to decide exactly.
 		return memory.New(memory.WithClock(clock.now), memory.WithSweepInterval(0), memory.WithMaxKeys(math.MaxInt))
 	case "embedded":
-		return redisstore.NewEmbedded(redisstore.WithClock(clock.now))
+		return embedded.New(redisstore.WithClock(clock.now))
 	case "redis":
 		prefix := fmt.Sprintf("rl:simulate:%d:", time.Now().UnixNano())
 		return redisstore.Dial(cfg.redisAddrs, redisstore.WithClock(clock.now), redisstore.WithPrefix(prefix))

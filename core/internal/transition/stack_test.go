@@ -1,16 +1,18 @@
-package core
+package transition
 
 import (
 	"testing"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 func TestStepStackIsAllOrNothing(t *testing.T) {
-	account := MustPolicy("account", SlidingLog, PerMinute(5))
-	ip := MustPolicy("ip", TokenBucket, PerMinute(2))
-	reqs := []Request{{Policy: account, Key: "alice"}, {Policy: ip, Key: "203.0.113.9"}}
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	ip := core.MustPolicy("ip", core.TokenBucket, core.PerMinute(2))
+	reqs := []core.Request{{Policy: account, Key: "alice"}, {Policy: ip, Key: "203.0.113.9"}}
 	states := make([]State, 2)
-	results := make([]Result, 2)
+	results := make([]core.Result, 2)
 	for i := 0; i < 2; i++ {
 		next, ok := StepStack(states, reqs, t0, results)
 		if !ok {
@@ -32,38 +34,38 @@ func TestStepStackIsAllOrNothing(t *testing.T) {
 	if len(next[0].Log) != 2 || next[0].Count != 2 {
 		t.Errorf("the refused stack charged the account policy: %+v", next[0])
 	}
-	if i := MostRestrictive(results); i != 1 {
+	if i := core.MostRestrictive(results); i != 1 {
 		t.Errorf("most restrictive is %d, want the refusing ip policy", i)
 	}
 }
 
 func TestMostRestrictive(t *testing.T) {
 	cases := []struct {
-		results []Result
+		results []core.Result
 		want    int
 	}{
 		{nil, 0},
-		{[]Result{{Allowed: true, Remaining: 5}, {Allowed: true, Remaining: 2}}, 1},
-		{[]Result{{Allowed: true, Remaining: 2}, {Allowed: true, Remaining: 2}}, 0},
-		{[]Result{{Allowed: true}, {Allowed: false, RetryAfter: time.Second}}, 1},
-		{[]Result{{Allowed: false, RetryAfter: 3 * time.Second}, {Allowed: false, RetryAfter: time.Second}, {Allowed: true}}, 0},
-		{[]Result{{Allowed: false, RetryAfter: time.Second}, {Allowed: false, RetryAfter: 3 * time.Second}}, 1},
+		{[]core.Result{{Allowed: true, Remaining: 5}, {Allowed: true, Remaining: 2}}, 1},
+		{[]core.Result{{Allowed: true, Remaining: 2}, {Allowed: true, Remaining: 2}}, 0},
+		{[]core.Result{{Allowed: true}, {Allowed: false, RetryAfter: time.Second}}, 1},
+		{[]core.Result{{Allowed: false, RetryAfter: 3 * time.Second}, {Allowed: false, RetryAfter: time.Second}, {Allowed: true}}, 0},
+		{[]core.Result{{Allowed: false, RetryAfter: time.Second}, {Allowed: false, RetryAfter: 3 * time.Second}}, 1},
 	}
 	for i, c := range cases {
-		if got := MostRestrictive(c.results); got != c.want {
+		if got := core.MostRestrictive(c.results); got != c.want {
 			t.Errorf("case %d: %d, want %d", i, got, c.want)
 		}
 	}
 }
 
 func TestRefundGivesBackWhatWasSpent(t *testing.T) {
-	for _, p := range []Policy{
-		MustPolicy("tb", TokenBucket, PerSecond(10), WithBurst(5)),
-		MustPolicy("gcra", GCRA, PerSecond(10), WithBurst(5)),
-		MustPolicy("lb", LeakyBucket, PerSecond(10), WithBurst(5)),
-		MustPolicy("fw", FixedWindow, PerSecond(5)),
-		MustPolicy("sw", SlidingWindow, PerSecond(5)),
-		MustPolicy("log", SlidingLog, PerSecond(5)),
+	for _, p := range []core.Policy{
+		core.MustPolicy("tb", core.TokenBucket, core.PerSecond(10), core.WithBurst(5)),
+		core.MustPolicy("gcra", core.GCRA, core.PerSecond(10), core.WithBurst(5)),
+		core.MustPolicy("lb", core.LeakyBucket, core.PerSecond(10), core.WithBurst(5)),
+		core.MustPolicy("fw", core.FixedWindow, core.PerSecond(5)),
+		core.MustPolicy("sw", core.SlidingWindow, core.PerSecond(5)),
+		core.MustPolicy("log", core.SlidingLog, core.PerSecond(5)),
 	} {
 		var s State
 		s, _ = Step(s, &p, t0, 2, 0)

@@ -1,14 +1,16 @@
-package core
+package transition
 
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // backwardTrace is randomTrace with the clock going back now and then, by up to a
 // period, as it does between replicas and in replayed logs (WithClock, the
 // simulator).
-func backwardTrace(rng *rand.Rand, p Policy, n int) (times, costs []int64) {
+func backwardTrace(rng *rand.Rand, p core.Policy, n int) (times, costs []int64) {
 	times, costs = randomTrace(rng, p, n)
 	for i := range times {
 		if rng.IntN(6) == 0 {
@@ -29,7 +31,7 @@ func TestRetryAfterIsTheRealWaitWhenTheClockGoesBack(t *testing.T) {
 // The token bucket's example: a bucket charged at 1000 ms, asked again at 900 ms
 // (the clock 100 ms behind), needs the 100 ms back to 1000 ms plus the refill.
 func TestTokenBucketRetryAfterCountsFromTheStateTime(t *testing.T) {
-	p := MustPolicy("tb", TokenBucket, PerSecond(10), WithBurst(1)) // a token per 100 ms
+	p := core.MustPolicy("tb", core.TokenBucket, core.PerSecond(10), core.WithBurst(1)) // a token per 100 ms
 	s, r := Step(State{}, &p, t0+1000, 1, 0)
 	if !r.Allowed {
 		t.Fatalf("first request refused: %+v", r)

@@ -1,13 +1,15 @@
-package core
+package transition
 
 import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
-var rateAlgorithms = []Algorithm{TokenBucket, GCRA, FixedWindow, SlidingLog, SlidingWindow, LeakyBucket}
+var rateAlgorithms = []core.Algorithm{core.TokenBucket, core.GCRA, core.FixedWindow, core.SlidingLog, core.SlidingWindow, core.LeakyBucket}
 
 // Over any interval [a, b], a token bucket (and GCRA) admits at most
 // burst + (b-a)×limit/period; each window of a fixed window at most the limit; any
@@ -23,7 +25,7 @@ func TestNoAlgorithmAdmitsMoreThanItsDefinition(t *testing.T) {
 				var slots []int64 // leaky: admission time + delay
 				times, costs := randomTrace(rng, p, 400)
 				for i := range times {
-					var r Result
+					var r core.Result
 					s, r = Step(s, &p, times[i], costs[i], 0)
 					if r.Allowed {
 						admitted = append(admitted, admission{times[i], costs[i]})
@@ -36,11 +38,11 @@ func TestNoAlgorithmAdmitsMoreThanItsDefinition(t *testing.T) {
 	}
 }
 
-func checkAdmissionBound(t *testing.T, p Policy, admitted []admission, slots []int64) {
+func checkAdmissionBound(t *testing.T, p core.Policy, admitted []admission, slots []int64) {
 	t.Helper()
 	period, limit := p.PeriodMillis(), p.Limit()
 	switch p.Algorithm() {
-	case TokenBucket, GCRA:
+	case core.TokenBucket, core.GCRA:
 		for i := range admitted {
 			sum := int64(0)
 			for j := i; j < len(admitted); j++ {
@@ -51,20 +53,20 @@ func checkAdmissionBound(t *testing.T, p Policy, admitted []admission, slots []i
 				}
 			}
 		}
-	case FixedWindow:
+	case core.FixedWindow:
 		perWindow := map[int64]int64{}
 		for _, a := range admitted {
 			if perWindow[a.at/period] += a.cost; perWindow[a.at/period] > limit {
 				t.Fatalf("%v: window %d admitted %d", p, a.at/period, perWindow[a.at/period])
 			}
 		}
-	case SlidingLog:
+	case core.SlidingLog:
 		for i := range admitted {
 			if sum := windowSum(admitted, admitted[i].at-period, admitted[i].at); sum > limit {
 				t.Fatalf("%v: admitted %d in (%d, %d]ms", p, sum, admitted[i].at-period-t0, admitted[i].at-t0)
 			}
 		}
-	case SlidingWindow:
+	case core.SlidingWindow:
 		// The counter's estimate is a weighted mean of two windows: it never admits more than
 		// twice the limit in any period, and never more than the limit in one fixed window.
 		for i := range admitted {
@@ -72,8 +74,8 @@ func checkAdmissionBound(t *testing.T, p Policy, admitted []admission, slots []i
 				t.Fatalf("%v: admitted %d in (%d, %d]ms", p, sum, admitted[i].at-period-t0, admitted[i].at-t0)
 			}
 		}
-		checkAdmissionBound(t, MustPolicy(p.Name(), FixedWindow, p.Rate()), admitted, slots)
-	case LeakyBucket:
+		checkAdmissionBound(t, core.MustPolicy(p.Name(), core.FixedWindow, p.Rate()), admitted, slots)
+	case core.LeakyBucket:
 		for i := 1; i < len(slots); i++ {
 			// consecutive slots at least cost×period/limit apart
 			if (slots[i]-slots[i-1])*limit < admitted[i-1].cost*period-limit {
@@ -101,13 +103,13 @@ func windowSum(admitted []admission, from, to int64) int64 {
 // The token bucket and GCRA agree decision for decision, and on every reported field.
 func TestTokenBucketAndGCRAAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, tb := range referencePolicies(TokenBucket) {
-		gcra := MustPolicy("p", GCRA, tb.Rate(), WithBurst(tb.Burst()))
+	for _, tb := range referencePolicies(core.TokenBucket) {
+		gcra := core.MustPolicy("p", core.GCRA, tb.Rate(), core.WithBurst(tb.Burst()))
 		for trial := 0; trial < 20; trial++ {
 			var sTB, sGCRA State
 			times, costs := randomTrace(rng, tb, 400)
 			for i := range times {
-				var rTB, rGCRA Result
+				var rTB, rGCRA core.Result
 				sTB, rTB = Step(sTB, &tb, times[i], costs[i], 0)
 				sGCRA, rGCRA = Step(sGCRA, &gcra, times[i], costs[i], 0)
 				if rTB != rGCRA {
@@ -127,7 +129,7 @@ func TestRetryAfterIsTheRealWait(t *testing.T) {
 // checkRetryAfterIsTheRealWait checks, for every rate algorithm and reference policy,
 // on n steps of the traces trace makes, that every refusal's Retry-After is the
 // exact wait for the same request.
-func checkRetryAfterIsTheRealWait(t *testing.T, rng *rand.Rand, trace func(*rand.Rand, Policy, int) ([]int64, []int64), n int) {
+func checkRetryAfterIsTheRealWait(t *testing.T, rng *rand.Rand, trace func(*rand.Rand, core.Policy, int) ([]int64, []int64), n int) {
 	t.Helper()
 	for _, alg := range rateAlgorithms {
 		for _, p := range referencePolicies(alg) {
@@ -135,7 +137,7 @@ func checkRetryAfterIsTheRealWait(t *testing.T, rng *rand.Rand, trace func(*rand
 			times, costs := trace(rng, p, n)
 			for i := range times {
 				before := s
-				var r Result
+				var r core.Result
 				s, r = Step(s, &p, times[i], costs[i], 0)
 				if r.Allowed {
 					continue
@@ -198,7 +200,7 @@ func TestClockGoingBackNeverMintsTokens(t *testing.T) {
 				}
 				latest = max(latest, at)
 				_, atLatest := Peek(s, &p, latest, costs[i])
-				var r Result
+				var r core.Result
 				s, r = Step(s, &p, at, costs[i], 0)
 				if r.Allowed && atLatest.RetryAfter != 0 {
 					t.Fatalf("%v step %d: admitted at %d although refused at the latest instant %d", p, i, at-t0, latest-t0)
@@ -211,7 +213,7 @@ func TestClockGoingBackNeverMintsTokens(t *testing.T) {
 // Concurrency leases never exceed the limit, with releases, lapses and weights.
 func TestConcurrencyNeverExceedsLimit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	p := MustConcurrencyPolicy("inflight", 5, 200*time.Millisecond)
+	p := core.MustConcurrencyPolicy("inflight", 5, 200*time.Millisecond)
 	var s State
 	held := map[uint64]Lease{}
 	at := t0
@@ -225,7 +227,7 @@ func TestConcurrencyNeverExceedsLimit(t *testing.T) {
 			}
 		}
 		cost := 1 + rng.Int64N(3)
-		var r Result
+		var r core.Result
 		s, r = Step(s, &p, at, cost, i)
 		if r.Allowed {
 			held[i] = Lease{ID: i, Cost: cost, Expires: at + 200}

@@ -1,8 +1,10 @@
-package core
+package transition
 
 import (
 	"math"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // stepSlidingWindow estimates a sliding window from two fixed windows: it admits
@@ -14,7 +16,7 @@ import (
 // The arithmetic is exact without large products: since limit-cur-cost is an
 // integer, the test is ⌈prev×(period-elapsed)/period⌉ <= limit-cur-cost, and
 // ⌈prev×(period-e)/period⌉ = prev - ⌊prev×e/period⌋ (see countBefore).
-func stepSlidingWindow(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
+func stepSlidingWindow(s *State, p *params, now, cost int64, charge bool, r *core.Result) {
 	period := p.periodMs
 	window, cur, prev := floorDiv(now, period), int64(0), int64(0)
 	if s.Seen {
@@ -29,7 +31,6 @@ func stepSlidingWindow(s *State, p *Policy, now, cost int64, charge bool, r *Res
 	elapsed := max(0, now-start)
 	weighted := prev - countBefore(prev, elapsed, period) // ⌈prev×(period-elapsed)/period⌉
 	spare := p.limit - cur - cost
-	*r = Result{Policy: p.name, Limit: p.limit}
 	if refused := weighted > spare; refused || !charge {
 		r.Remaining = max(0, p.limit-cur-weighted)
 		if refused {

@@ -1,4 +1,6 @@
-package core
+package transition
+
+import "github.com/go-ratelimit/ratelimit/core"
 
 // stepLeakyBucket is a leaky bucket used as a queue (virtual scheduling). A request
 // at now takes the slot s = max(now, TAT) and is admitted when s - now <= burst×period/limit;
@@ -7,10 +9,9 @@ package core
 //
 // Note that an idle queue admits burst+1 requests of cost 1 at one instant: their
 // waits are 0, E, …, burst×E, all within the bound.
-func stepLeakyBucket(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
+func stepLeakyBucket(s *State, p *params, now, cost int64, charge bool, r *core.Result) {
 	depth := p.capacity * p.unit
-	*r = Result{Policy: p.name, Limit: p.capacity}
-	queued, far := s.TAT.unitsAhead(now, p.refill, p.farMs)
+	queued, far := s.TAT.unitsAhead(now, p.refill, p.capacity*p.unit)
 	if refused := far || queued > depth; refused || !charge {
 		if refused {
 			r.RetryAfter = s.TAT.waitUntil(now, p.refill, depth)

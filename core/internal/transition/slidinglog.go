@@ -1,4 +1,6 @@
-package core
+package transition
+
+import "github.com/go-ratelimit/ratelimit/core"
 
 // stepSlidingLog remembers each admitted request (time, cost) and admits cost at now
 // when the cost admitted in the window (now-period, now] plus cost is at most the
@@ -10,7 +12,7 @@ package core
 //
 // The returned state may share s.Log's backing array: entries are only dropped from
 // the front and appended past its end, so s itself stays valid.
-func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
+func stepSlidingLog(s *State, p *params, now, cost int64, charge bool, r *core.Result) {
 	log, sum := s.Log, s.Count
 	at := now
 	if n := len(log); n > 0 && log[n-1].At > at {
@@ -22,7 +24,6 @@ func stepSlidingLog(s *State, p *Policy, now, cost int64, charge bool, r *Result
 		drop++
 	}
 	log = log[drop:]
-	*r = Result{Policy: p.name, Limit: p.limit}
 	if refused := sum+cost > p.limit; refused || !charge {
 		r.Remaining = p.limit - sum
 		freed, excess := int64(0), sum+cost-p.limit

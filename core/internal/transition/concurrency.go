@@ -1,4 +1,6 @@
-package core
+package transition
+
+import "github.com/go-ratelimit/ratelimit/core"
 
 // maxConcurrencyHint caps the Retry-After of a refused concurrency request: leases
 // usually end long before they expire, so the hint is short.
@@ -10,7 +12,7 @@ const maxConcurrencyHint = 1000 // ms
 // the next lease lapses, at most one second.
 //
 // The returned state may share s.Leases' backing array; s itself stays valid.
-func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool, r *Result) {
+func acquireLease(s *State, p *params, now, cost int64, id uint64, charge bool, r *core.Result) {
 	leases, inFlight := s.Leases, int64(0)
 	expired := false
 	for _, l := range leases {
@@ -32,7 +34,6 @@ func acquireLease(s *State, p *Policy, now, cost int64, id uint64, charge bool, 
 			s.Leases = live
 		}
 	}
-	*r = Result{Policy: p.name, Limit: p.limit}
 	if refused := inFlight+cost > p.limit; refused || !charge {
 		r.Remaining = p.limit - inFlight
 		hint, last := int64(maxConcurrencyHint), int64(0)

@@ -1,4 +1,4 @@
-package core_test
+package transition_test
 
 import (
 	"math/big"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/reference"
 )
 
@@ -19,13 +20,13 @@ func TestWorkedExampleTokenBucketAt60PerSecond(t *testing.T) {
 	// Arrival times are fractions of a millisecond; the store clock is whole
 	// milliseconds, so request i is decided at ⌊i×1000/60⌋ ms.
 	const requests = 60 * 10 // ten seconds
-	var s core.State
+	var s transition.State
 	ref := reference.New(p)
 	admitted := make([]bool, requests)
 	for i := int64(0); i < requests; i++ {
 		at := t0 + i*1000/60
 		var r core.Result
-		s, r = core.Step(s, &p, at, 1, 0)
+		s, r = transition.Step(s, &p, at, 1, 0)
 		want := ref.Decide(at, 1).Allowed
 		if r.Allowed != want {
 			t.Fatalf("request %d at %dms: allowed=%v, exact arithmetic says %v", i, at-t0, r.Allowed, want)

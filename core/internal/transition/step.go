@@ -1,4 +1,6 @@
-package core
+package transition
+
+import "github.com/go-ratelimit/ratelimit/core"
 
 // Step applies one request of cost at now (milliseconds since the Unix epoch) to the
 // state of one key under policy p. It is a pure function: it reads no clock, keeps
@@ -7,9 +9,9 @@ package core
 // (the Redis store as Lua); the conformance suite holds them to it.
 //
 // For a concurrency policy the new lease gets the given ID. The caller must have
-// checked the cost with Policy.CheckCost; Step refuses a cost it can never admit.
-func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
-	var r Result
+// checked the cost with core.Policy.CheckCost; Step refuses a cost it can never admit.
+func Step(s State, p *core.Policy, now, cost int64, lease uint64) (State, core.Result) {
+	var r core.Result
 	step(&s, p, now, cost, lease, true, &r)
 	return s, r
 }
@@ -19,10 +21,15 @@ func Step(s State, p *Policy, now, cost int64, lease uint64) (State, Result) {
 // describe the state as it is. A stack that is refused reports its admitting
 // policies this way, and the returned state equals s (apart from expired
 // concurrency leases it drops).
-func Peek(s State, p *Policy, now, cost int64) (State, Result) {
-	var r Result
+func Peek(s State, p *core.Policy, now, cost int64) (State, core.Result) {
+	var r core.Result
 	step(&s, p, now, cost, 0, false, &r)
 	return s, r
+}
+
+// StepRequest is Step for a Request: it applies the request's effective cost and lease.
+func StepRequest(s State, r *core.Request, now int64) (State, core.Result) {
+	return Step(s, &r.Policy, now, r.EffectiveCost(), r.Lease)
 }
 
 // StepInPlace is StepRequest for stores that own the state: it updates *s in place
@@ -31,36 +38,36 @@ func Peek(s State, p *Policy, now, cost int64) (State, Result) {
 // s's slices, so a copy of *s taken before the call still reads its old value.
 // The decision is written to *res, so that a store can decide straight into the
 // result it returns.
-func StepInPlace(s *State, r *Request, now int64, res *Result) {
+func StepInPlace(s *State, r *core.Request, now int64, res *core.Result) {
 	step(s, &r.Policy, now, r.EffectiveCost(), r.Lease, true, res)
 }
 
 // step decides on *s, writing it only when charge is set and the request is admitted.
-func step(s *State, p *Policy, now, cost int64, lease uint64, charge bool, r *Result) {
-	if !p.Valid() {
-		*r = Result{}
+// It writes the policy's name and quota into *r; the algorithms fill in the rest.
+func step(s *State, policy *core.Policy, now, cost int64, lease uint64, charge bool, r *core.Result) {
+	if !policy.Valid() {
+		*r = core.Result{}
 		return
 	}
+	p, name, algorithm := paramsOf(policy), policy.Name(), policy.Algorithm()
+	*r = core.Result{Policy: name, Limit: p.capacity}
 	if cost < 1 || cost > p.capacity {
-		*r = Result{Policy: p.name, Limit: p.capacity}
 		return
 	}
-	switch p.algorithm {
-	case TokenBucket:
-		stepTokenBucket(s, p, now, cost, charge, r)
-	case GCRA:
-		stepGCRA(s, p, now, cost, charge, r)
-	case FixedWindow:
-		stepFixedWindow(s, p, now, cost, charge, r)
-	case SlidingLog:
-		stepSlidingLog(s, p, now, cost, charge, r)
-	case SlidingWindow:
-		stepSlidingWindow(s, p, now, cost, charge, r)
-	case LeakyBucket:
-		stepLeakyBucket(s, p, now, cost, charge, r)
-	case Concurrency:
-		acquireLease(s, p, now, cost, lease, charge, r)
-	default:
-		*r = Result{Policy: p.name, Limit: p.capacity}
+	switch algorithm {
+	case core.TokenBucket:
+		stepTokenBucket(s, &p, now, cost, charge, r)
+	case core.GCRA:
+		stepGCRA(s, &p, now, cost, charge, r)
+	case core.FixedWindow:
+		stepFixedWindow(s, &p, now, cost, charge, r)
+	case core.SlidingLog:
+		stepSlidingLog(s, &p, now, cost, charge, r)
+	case core.SlidingWindow:
+		stepSlidingWindow(s, &p, now, cost, charge, r)
+	case core.LeakyBucket:
+		stepLeakyBucket(s, &p, now, cost, charge, r)
+	case core.Concurrency:
+		acquireLease(s, &p, now, cost, lease, charge, r)
 	}
 }

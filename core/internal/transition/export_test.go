@@ -1,4 +1,4 @@
-package core
+package transition
 
 // Test helpers shared with the external tests of package core_test.
 var (

@@ -1,4 +1,4 @@
-package redisstore
+package embedded
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
 )
 
 // TestEmbeddedTTLsCountDown drives countDownTTLs with a clock of the test's own: a key
@@ -65,16 +65,16 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 	const tick = time.Second
 	for _, c := range []struct {
 		name    string
-		options []Option
+		options []redisstore.Option
 		margin  time.Duration
 	}{
-		{"server clock", nil, DefaultServerTimeMargin},
-		{"caller clock", []Option{WithClock(time.Now)}, DefaultCallerClockMargin},
+		{"server clock", nil, redisstore.DefaultServerTimeMargin},
+		{"caller clock", []redisstore.Option{redisstore.WithClock(time.Now)}, redisstore.DefaultCallerClockMargin},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var ns atomic.Int64
 			ticks := make(chan time.Time)
-			store, err := newEmbedded(ticks, func() time.Time { return time.Unix(0, ns.Load()) }, tick, c.options...)
+			store, server, err := newStore(ticks, func() time.Time { return time.Unix(0, ns.Load()) }, tick, c.options...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,8 +82,8 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 			if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 1}); err != nil {
 				t.Fatal(err)
 			}
-			client, key := store.client.(*redis.Client), store.Key(p, "k")
-			ttl := client.PTTL(ctx, key).Val()
+			key := store.Key(p, "k")
+			ttl := server.TTL(key)
 			if want := 100*time.Millisecond + c.margin + tick; ttl <= want-5*time.Millisecond || ttl > want {
 				t.Fatalf("TTL %v, want the recovery, the margin and a tick, %v", ttl, want)
 			}
@@ -92,8 +92,8 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 				ns.Add(int64(advance))
 				ticks <- time.Time{}
 				ticks <- time.Time{} // received once the first tick's work is done
-				if n := client.Exists(ctx, key).Val(); (n == 1) != exists {
-					t.Fatalf("after %v more: %d keys, want exists %v", advance, n, exists)
+				if server.Exists(key) != exists {
+					t.Fatalf("after %v more: exists %v, want %v", advance, !exists, exists)
 				}
 			}
 			count(tick, true) // the tick right after the write takes a whole tick off

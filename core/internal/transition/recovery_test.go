@@ -1,20 +1,22 @@
-package core
+package transition
 
 import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // After RecoveredAfter, a state decides as a missing one would, at every later
 // instant and for every cost: that is what lets the memory store evict it.
 func TestARecoveredStateDecidesLikeAMissingOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	algorithms := append([]Algorithm{Concurrency}, rateAlgorithms...)
+	algorithms := append([]core.Algorithm{core.Concurrency}, rateAlgorithms...)
 	for _, alg := range algorithms {
-		var policies []Policy
-		if alg == Concurrency {
-			policies = []Policy{MustConcurrencyPolicy("c", 3, 2*time.Second)}
+		var policies []core.Policy
+		if alg == core.Concurrency {
+			policies = []core.Policy{core.MustConcurrencyPolicy("c", 3, 2*time.Second)}
 		} else {
 			policies = referencePolicies(alg)
 		}
@@ -49,7 +51,7 @@ func TestARecoveredStateDecidesLikeAMissingOne(t *testing.T) {
 // The fixed window reports the time to its window's end even when empty; an empty
 // window has recovered all the same.
 func TestAnEmptyFixedWindowHasRecovered(t *testing.T) {
-	p := MustPolicy("w", FixedWindow, PerMinute(10))
+	p := core.MustPolicy("w", core.FixedWindow, core.PerMinute(10))
 	s, _ := Step(State{}, &p, t0, 1, 0)
 	if got := RecoveredAfter(s, &p, t0); got <= 0 {
 		t.Fatalf("a window with one admitted request recovered after %v", got)
@@ -62,12 +64,12 @@ func TestAnEmptyFixedWindowHasRecovered(t *testing.T) {
 	}
 }
 
-func peekMissing(p *Policy, at, cost int64) Result {
+func peekMissing(p *core.Policy, at, cost int64) core.Result {
 	_, r := Peek(State{}, p, at, cost)
 	return r
 }
 
-func sameDecision(a, b Result) bool {
+func sameDecision(a, b core.Result) bool {
 	return a.Allowed == b.Allowed && a.Remaining == b.Remaining && a.RetryAfter == b.RetryAfter &&
 		a.ResetAfter == b.ResetAfter && a.Delay == b.Delay
 }

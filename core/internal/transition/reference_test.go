@@ -1,4 +1,4 @@
-package core_test
+package transition_test
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/transition"
 	"github.com/go-ratelimit/ratelimit/core/reference"
 )
 
@@ -16,21 +17,21 @@ import (
 func TestEveryAlgorithmMatchesItsDefinitionExactly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.FixedWindow, core.SlidingLog, core.SlidingWindow, core.LeakyBucket} {
-		for _, p := range core.ReferencePolicies(alg) {
+		for _, p := range transition.ReferencePolicies(alg) {
 			trials := 15
 			if alg == core.SlidingWindow && p.PeriodMillis() > 10_000 {
 				trials = 2 // the reference finds waits millisecond by millisecond
 			}
 			for trial := 0; trial < trials; trial++ {
-				var s core.State
+				var s transition.State
 				model := reference.New(p)
-				times, costs := core.RandomTrace(rng, p, 250)
+				times, costs := transition.RandomTrace(rng, p, 250)
 				for i := range times {
 					var r core.Result
-					s, r = core.Step(s, &p, times[i], costs[i], 0)
+					s, r = transition.Step(s, &p, times[i], costs[i], 0)
 					want := model.Decide(times[i], costs[i])
 					if !agrees(r, want) {
-						t.Fatalf("%v step %d (t=+%dms cost %d):\n got %+v\n definition %+v", p, i, times[i]-core.T0, costs[i], r, want)
+						t.Fatalf("%v step %d (t=+%dms cost %d):\n got %+v\n definition %+v", p, i, times[i]-transition.T0, costs[i], r, want)
 					}
 				}
 			}

@@ -1,8 +1,10 @@
-package core
+package transition
 
 import (
 	"testing"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // t0 is a round instant (a multiple of every period used here), so windows start at offsets 0.
@@ -21,16 +23,16 @@ type call struct {
 	release    uint64 // concurrency: release this lease before the call
 }
 
-func runTable(t *testing.T, p Policy, calls []call) {
+func runTable(t *testing.T, p core.Policy, calls []call) {
 	t.Helper()
 	var s State
 	for i, c := range calls {
 		if c.release != 0 {
 			s = ReleaseLease(s, c.release)
 		}
-		var r Result
+		var r core.Result
 		s, r = Step(s, &p, t0+c.at, c.cost, c.lease)
-		want := Result{Policy: p.Name(), Allowed: c.allowed, Limit: p.Capacity(), Remaining: c.remaining,
+		want := core.Result{Policy: p.Name(), Allowed: c.allowed, Limit: p.Capacity(), Remaining: c.remaining,
 			RetryAfter: c.retryAfter, ResetAfter: c.resetAfter, Delay: c.delay}
 		if c.allowed {
 			want.Lease = c.lease
@@ -45,7 +47,7 @@ const ms = time.Millisecond
 
 func TestTokenBucketSteps(t *testing.T) {
 	// 10/s, burst 20: one token per 100 ms.
-	p := MustPolicy("tb", TokenBucket, PerSecond(10), WithBurst(20))
+	p := core.MustPolicy("tb", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
 	runTable(t, p, []call{
 		{at: 0, cost: 1, allowed: true, remaining: 19, resetAfter: 100 * ms},  // starts full
 		{at: 0, cost: 19, allowed: true, remaining: 0, resetAfter: 2000 * ms}, // the whole burst at once
@@ -61,7 +63,7 @@ func TestTokenBucketSteps(t *testing.T) {
 
 func TestTokenBucketSubMillisecondRate(t *testing.T) {
 	// 2500/s is 2.5 tokens per ms: unit 2, refill 5.
-	p := MustPolicy("fast", TokenBucket, PerSecond(2500), WithBurst(5))
+	p := core.MustPolicy("fast", core.TokenBucket, core.PerSecond(2500), core.WithBurst(5))
 	runTable(t, p, []call{
 		{at: 0, cost: 5, allowed: true, remaining: 0, resetAfter: 2 * ms},
 		{at: 0, cost: 3, remaining: 0, retryAfter: 2 * ms, resetAfter: 2 * ms}, // 1.2 ms, rounded up
@@ -71,7 +73,7 @@ func TestTokenBucketSubMillisecondRate(t *testing.T) {
 }
 
 func TestGCRASteps(t *testing.T) {
-	p := MustPolicy("gcra", GCRA, PerSecond(10), WithBurst(20))
+	p := core.MustPolicy("gcra", core.GCRA, core.PerSecond(10), core.WithBurst(20))
 	runTable(t, p, []call{
 		{at: 0, cost: 1, allowed: true, remaining: 19, resetAfter: 100 * ms},
 		{at: 0, cost: 19, allowed: true, remaining: 0, resetAfter: 2000 * ms},
@@ -89,7 +91,7 @@ func TestGCRASteps(t *testing.T) {
 
 func TestLeakyBucketSteps(t *testing.T) {
 	// 10/s: one slot every 100 ms; burst 2: up to 200 ms of queueing.
-	p := MustPolicy("leaky", LeakyBucket, PerSecond(10), WithBurst(2))
+	p := core.MustPolicy("leaky", core.LeakyBucket, core.PerSecond(10), core.WithBurst(2))
 	runTable(t, p, []call{
 		{at: 0, cost: 1, allowed: true, remaining: 2, resetAfter: 100 * ms},
 		{at: 0, cost: 1, allowed: true, remaining: 1, resetAfter: 200 * ms, delay: 100 * ms},
@@ -103,7 +105,7 @@ func TestLeakyBucketSteps(t *testing.T) {
 }
 
 func TestFixedWindowSteps(t *testing.T) {
-	p := MustPolicy("fixed", FixedWindow, PerSecond(3))
+	p := core.MustPolicy("fixed", core.FixedWindow, core.PerSecond(3))
 	runTable(t, p, []call{
 		{at: 100, cost: 1, allowed: true, remaining: 2, resetAfter: 900 * ms},
 		{at: 200, cost: 2, allowed: true, remaining: 0, resetAfter: 800 * ms},
@@ -118,7 +120,7 @@ func TestFixedWindowSteps(t *testing.T) {
 // The boundary burst DESIGN.md warns about: a fixed window admits twice its limit
 // within one period when the burst straddles a boundary.
 func TestFixedWindowBoundaryBurst(t *testing.T) {
-	p := MustPolicy("fixed", FixedWindow, PerSecond(3))
+	p := core.MustPolicy("fixed", core.FixedWindow, core.PerSecond(3))
 	runTable(t, p, []call{
 		{at: 999, cost: 3, allowed: true, remaining: 0, resetAfter: 1 * ms},
 		{at: 1000, cost: 3, allowed: true, remaining: 0, resetAfter: 1000 * ms},
@@ -126,7 +128,7 @@ func TestFixedWindowBoundaryBurst(t *testing.T) {
 }
 
 func TestSlidingLogSteps(t *testing.T) {
-	p := MustPolicy("log", SlidingLog, PerSecond(3))
+	p := core.MustPolicy("log", core.SlidingLog, core.PerSecond(3))
 	runTable(t, p, []call{
 		{at: 0, cost: 1, allowed: true, remaining: 2, resetAfter: 1000 * ms},
 		{at: 400, cost: 2, allowed: true, remaining: 0, resetAfter: 1000 * ms},
@@ -141,7 +143,7 @@ func TestSlidingLogSteps(t *testing.T) {
 
 // The sliding log has no boundary burst: the same straddling burst is refused.
 func TestSlidingLogHasNoBoundaryBurst(t *testing.T) {
-	p := MustPolicy("log", SlidingLog, PerSecond(3))
+	p := core.MustPolicy("log", core.SlidingLog, core.PerSecond(3))
 	runTable(t, p, []call{
 		{at: 999, cost: 3, allowed: true, remaining: 0, resetAfter: 1000 * ms},
 		{at: 1000, cost: 3, remaining: 0, retryAfter: 999 * ms, resetAfter: 999 * ms},
@@ -149,7 +151,7 @@ func TestSlidingLogHasNoBoundaryBurst(t *testing.T) {
 }
 
 func TestSlidingWindowSteps(t *testing.T) {
-	p := MustPolicy("sliding", SlidingWindow, PerSecond(10))
+	p := core.MustPolicy("sliding", core.SlidingWindow, core.PerSecond(10))
 	runTable(t, p, []call{
 		{at: 0, cost: 4, allowed: true, remaining: 6, resetAfter: 2000 * ms},
 		{at: 500, cost: 6, allowed: true, remaining: 0, resetAfter: 1500 * ms},
@@ -168,7 +170,7 @@ func TestSlidingWindowSteps(t *testing.T) {
 }
 
 func TestConcurrencySteps(t *testing.T) {
-	p := MustConcurrencyPolicy("inflight", 2, time.Second)
+	p := core.MustConcurrencyPolicy("inflight", 2, time.Second)
 	runTable(t, p, []call{
 		{at: 0, cost: 1, lease: 1, allowed: true, remaining: 1, resetAfter: 1000 * ms},
 		{at: 10, cost: 1, lease: 2, allowed: true, remaining: 0, resetAfter: 1000 * ms},
@@ -181,10 +183,10 @@ func TestConcurrencySteps(t *testing.T) {
 }
 
 func TestInfeasibleCostIsRefusedWithoutSpending(t *testing.T) {
-	for _, p := range []Policy{
-		MustPolicy("tb", TokenBucket, PerSecond(10)),
-		MustPolicy("fw", FixedWindow, PerSecond(10)),
-		MustPolicy("lb", LeakyBucket, PerSecond(10), WithBurst(3)),
+	for _, p := range []core.Policy{
+		core.MustPolicy("tb", core.TokenBucket, core.PerSecond(10)),
+		core.MustPolicy("fw", core.FixedWindow, core.PerSecond(10)),
+		core.MustPolicy("lb", core.LeakyBucket, core.PerSecond(10), core.WithBurst(3)),
 	} {
 		s, r := Step(State{}, &p, t0, p.Capacity()+1, 0)
 		if r.Allowed || s.Seen {

@@ -1,14 +1,18 @@
-package core
+package transition
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
 
 // stepTokenBucket admits cost at now when min(burst, tokens + (now-updated)*limit/period) >= cost.
-// The bucket starts full. Token counts are kept in token units (Policy.TokenUnit per
-// token, Policy.RefillPerMilli earned per millisecond), so the arithmetic is exact.
+// The bucket starts full. Token counts are kept in token units (core.Policy.TokenUnit per
+// token, core.Policy.RefillPerMilli earned per millisecond), so the arithmetic is exact.
 // A clock that goes backwards earns nothing: refill uses max(now, updated). The
 // bucket then refills from updated, not from now, so its waits (Retry-After and
 // ResetAfter) count the time from now to updated too.
-func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool, r *Result) {
+func stepTokenBucket(s *State, p *params, now, cost int64, charge bool, r *core.Result) {
 	full := p.capacity * p.unit
 	level, updated := full, now
 	if s.Seen {
@@ -16,7 +20,6 @@ func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool, r *Resul
 	}
 	behind := updated - now // > 0 when the clock is behind the state
 	need := cost * p.unit
-	*r = Result{Policy: p.name, Limit: p.capacity}
 	if !charge || level < need {
 		r.Remaining = level / p.unit
 		if level < need {
@@ -36,14 +39,14 @@ func stepTokenBucket(s *State, p *Policy, now, cost int64, charge bool, r *Resul
 }
 
 // refillTokenBucket brings a seen bucket's level up to now.
-func refillTokenBucket(s State, p *Policy, now int64) State {
+func refillTokenBucket(s State, p *params, now int64) State {
 	s.Tokens, s.Updated = refilledLevel(s.Tokens, s.Updated, p, now)
 	return s
 }
 
 // refilledLevel is a seen bucket's level and refill time brought up to now: a clock
 // behind updated earns nothing.
-func refilledLevel(tokens, updated int64, p *Policy, now int64) (int64, int64) {
+func refilledLevel(tokens, updated int64, p *params, now int64) (int64, int64) {
 	if now > updated {
 		full := p.capacity * p.unit
 		// elapsed >= ⌈(full-tokens)/refill⌉ ⇔ elapsed×refill >= full-tokens, with the

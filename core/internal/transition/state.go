@@ -1,4 +1,4 @@
-package core
+package transition
 
 // State is the stored state of one key under one policy. Each algorithm uses only
 // its own fields; the zero State is the state of a key never seen (a full bucket, an
@@ -9,7 +9,7 @@ package core
 type State struct {
 	// Seen reports that the key has state: a bucket that was never touched is full.
 	Seen bool
-	// Tokens is the token bucket's level in token units (Policy.TokenUnit per token).
+	// Tokens is the token bucket's level in token units (core.Policy.TokenUnit per token).
 	Tokens int64
 	// Updated is when the token bucket was last refilled. Zero means never: the bucket is full.
 	Updated int64
@@ -44,7 +44,7 @@ type Lease struct {
 
 // FixedTime is an instant in milliseconds with a fraction: Millis + Frac/RefillPerMilli.
 // GCRA and the leaky bucket keep their theoretical arrival time in it so that rates
-// finer than one millisecond stay exact. Frac is in [0, Policy.RefillPerMilli).
+// finer than one millisecond stay exact. Frac is in [0, core.Policy.RefillPerMilli).
 type FixedTime struct {
 	Millis int64
 	Frac   int64

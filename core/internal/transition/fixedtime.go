@@ -1,25 +1,30 @@
-package core
+package transition
 
-import "time"
+import (
+	"math/bits"
+	"time"
+)
 
 // unitsAhead is how far f lies after now in token units (1/refill ms), or 0 when f
-// is not after now. far reports that f lies more than farMs milliseconds ahead (a
-// clock that went far backwards); units is then meaningless. farMs is
-// farMillis(horizon, refill) for the largest distance in units the caller needs.
-func (f FixedTime) unitsAhead(now, refill, farMs int64) (units int64, far bool) {
+// is not after now. far reports that f lies more than ⌊horizon/refill⌋+2 whole
+// milliseconds ahead (a clock that went far backwards), beyond horizon units and
+// any fraction and rounding; units is then meaningless. horizon is the largest
+// distance in units the caller needs. The test multiplies in 128 bits, so it
+// neither overflows nor divides.
+func (f FixedTime) unitsAhead(now, refill, horizon int64) (units int64, far bool) {
 	diff := f.Millis - now
 	if diff < 0 || diff == 0 && f.Frac == 0 {
 		return 0, false
 	}
-	if diff > farMs {
-		return 0, true
+	// diff > ⌊horizon/refill⌋ + 2 ⇔ diff-2 > ⌊horizon/refill⌋ ⇔ (diff-2)×refill > horizon
+	if diff > 2 {
+		hi, lo := bits.Mul64(uint64(diff-2), uint64(refill))
+		if hi > 0 || lo > uint64(horizon) {
+			return 0, true
+		}
 	}
 	return diff*refill + f.Frac, false
 }
-
-// farMillis is the distance in milliseconds beyond which a FixedTime lies more than
-// horizon token units ahead, whatever its fraction.
-func farMillis(horizon, refill int64) int64 { return (horizon+refill)/refill + 1 }
 
 // waitUntil is how long from now until f lies at most allowance token units ahead,
 // rounded up to whole milliseconds: the earliest instant a request could succeed.

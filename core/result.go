@@ -29,24 +29,6 @@ type Result struct {
 	Unenforced bool
 }
 
-// Decision is the outcome of a stack: all of its policies decided as one.
-type Decision struct {
-	// Allowed reports whether every policy admitted the request (and so all were charged).
-	Allowed bool
-	// Results holds one Result per policy, in the stack's order.
-	Results []Result
-	// Decisive is the index in Results of the most restrictive policy (MostRestrictive).
-	Decisive int
-}
-
-// Result is the most restrictive policy's result.
-func (d Decision) Result() Result {
-	if len(d.Results) == 0 {
-		return Result{}
-	}
-	return d.Results[d.Decisive]
-}
-
 // MostRestrictive picks the result that constrains a client most: among refusals the
 // one with the longest RetryAfter; when everything was admitted, the one with the
 // fewest Remaining. Ties go to the earlier policy. It returns 0 for an empty slice.

@@ -1,5 +1,5 @@
-// Package memory is the in-process Store: the default store, and the one the Redis
-// store falls back to in degraded mode.
+// Package memory is the in-process Store: the default store, and the one core/resilient
+// decides in while Redis fails (Local mode).
 //
 // Each key's state has its own mutex, and a decision finds it through a hash table
 // that is read without locks, so decisions on different keys do not contend, a hot

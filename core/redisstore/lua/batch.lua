@@ -10,11 +10,10 @@
 -- before any decision runs.
 
 local n = #KEYS
-local margin = int(ARGV[2], 0, MAX_PERIOD)
+local now, margin = arguments(ARGV[1], ARGV[2])
 if n < 1 or #ARGV ~= 2 + 3 * n or not margin then
   return redis.error_reply('RATELIMIT malformed batch arguments')
 end
-local now = instant(ARGV[1])
 if not now then
   return redis.error_reply('RATELIMIT malformed batch arguments: now')
 end
@@ -39,8 +38,8 @@ for i = 1, n do
   local ok, allowed, remaining, retry, reset, delay
   if ARGV[3 * i] ~= spec or ARGV[1 + 3 * i] ~= cost or ARGV[2 + 3 * i] ~= lease then
     spec, cost, lease = ARGV[3 * i], ARGV[1 + 3 * i], ARGV[2 + 3 * i]
-    p = policy(spec)
-    valid = p ~= nil and request(p, cost, lease)
+    p = policy(spec, cost, lease)
+    valid = p ~= nil
   end
   if not valid then
     ok, allowed = false, 'RATELIMIT malformed arguments'

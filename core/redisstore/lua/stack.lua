@@ -14,20 +14,19 @@
 -- Every argument is validated and every state read before the first write.
 
 local n, mode = #KEYS, ARGV[1]
-local margin = int(ARGV[3], 0, MAX_PERIOD)
+local now, margin = arguments(ARGV[2], ARGV[3])
 if n < 1 or #ARGV ~= 3 + 3 * n or not margin
     or not (mode == 'charge' or mode == 'peek' or mode == 'refund' or mode == 'undo') then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
 local policies = {}
 for i = 1, n do
-  local p = policy(ARGV[1 + 3 * i])
-  if not (p and request(p, ARGV[2 + 3 * i], ARGV[3 + 3 * i])) then
+  local p = policy(ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i])
+  if not p then
     return redis.error_reply('RATELIMIT malformed arguments: policy ' .. i)
   end
   policies[i] = p
 end
-local now = instant(ARGV[2])
 if not now then
   return redis.error_reply('RATELIMIT malformed arguments: now')
 end

@@ -38,13 +38,13 @@ local function load_instant(key, p)
 end
 
 -- save_instant writes the instant units token units after now; the key expires when
--- it has passed, plus the margin. It returns the instant.
+-- it has passed, plus the margin. It returns the instant's whole ms and fraction.
 local function save_instant(key, units, p, now, margin)
   local whole = floordiv(units, p.refill)
   local frac = units - whole * p.refill
   local ttl = whole + (frac > 0 and 1 or 0) + margin
   redis.call('SET', key, format('%d %d', now + whole, frac), 'PX', ttl > 1 and ttl or 1)
-  return {millis = now + whole, frac = frac, seen = true}
+  return now + whole, frac
 end
 
 -- refund_instant is core.Refund for a TAT: it moves back by the cost, to no earlier
@@ -57,5 +57,6 @@ local function refund_instant(key, t, p, now, margin)
   if far then
     return t
   end
-  return save_instant(key, math.max(0, queued - p.cost * p.unit), p, now, margin)
+  local millis, frac = save_instant(key, math.max(0, queued - p.cost * p.unit), p, now, margin)
+  return {millis = millis, frac = frac, seen = true}
 end

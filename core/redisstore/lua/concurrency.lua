@@ -1,6 +1,6 @@
 -- concurrency.lua: the concurrency limiter, core/concurrency.go. A request is admitted
 -- when the costs of the live leases, plus its own, are at most the limit; its lease
--- lives until Release (release.lua) or for period ms.
+-- lives until Release (release below, stack.lua's release mode) or for period ms.
 -- State: a list of leases "id expires cost", in the order they were taken. Expired
 -- leases are dropped when a lease is taken, as in core. A missing key holds none.
 
@@ -11,7 +11,7 @@ local function load(key, p)
   end
   local leases = {}
   for i, entry in ipairs(entries) do
-    local id, expires, cost = string.match(entry, '^(%d+) (%d+) (%d+)$')
+    local id, expires, cost = match(entry, '^(%d+) (%d+) (%d+)$')
     if not id then
       return nil, 'malformed state'
     end
@@ -93,4 +93,24 @@ local function undo(key, leases, p, now, margin)
   return back
 end
 
-algorithms.cc = {load = load, step = step, commit = commit, refund = refund, undo = undo}
+-- release ends a lease (core.ReleaseLease): it removes the first lease whose id is
+-- p.lease and returns {1}, or returns {0} when there is none. Redis deletes the list with
+-- its last lease.
+local function release(key, p)
+  local entries = redis.pcall('LRANGE', key, 0, -1)
+  if entries.err then
+    return redis.error_reply('RATELIMIT ' .. entries.err)
+  end
+  for _, entry in ipairs(entries) do
+    local id = match(entry, '^(%d+) %d+ %d+$')
+    if not id then
+      return redis.error_reply('RATELIMIT malformed state')
+    elseif id == p.lease then
+      redis.call('LREM', key, 1, entry)
+      return {1}
+    end
+  end
+  return {0}
+end
+
+algorithms.cc = {load = load, step = step, commit = commit, refund = refund, undo = undo, release = release}

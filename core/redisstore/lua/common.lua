@@ -1,5 +1,6 @@
 -- common.lua: what every script shares. It comes first, then the algorithms' files,
--- then a driver (stack.lua or batch.lua), joined into one script by scripts.go.
+-- then a driver (single.lua, stack.lua or batch.lua), joined into one script by
+-- scripts.go.
 --
 -- Lua numbers are doubles. Policy construction (core.NewPolicy) keeps every value an
 -- algorithm computes below 2^53, where doubles are exact integers, so these helpers
@@ -14,8 +15,14 @@
 --                                            and the change to commit when it charged
 --   commit(key, state, change, p, now, margin) writes the change, with its TTL
 --   refund(key, state, p, now, margin)    -> the state after core.Refund
--- p holds the policy's numbers (unit, refill, capacity; or limit, period), the cost
--- and the lease. Times are ms; margin is added to every TTL.
+-- and, for the concurrency limiter, undo and release (concurrency.lua). p holds the
+-- policy's numbers (unit, refill, capacity; or limit, period), the cost and the
+-- lease. Times are ms; margin is added to every TTL.
+--
+-- Every call of a script runs its whole chunk: each function defined here costs the
+-- server a closure per call, each call of one about 500 instructions, and each table
+-- one allocation for Lua's collector. The files therefore define one table per
+-- algorithm, at its end, and read and write keys inline.
 
 local MAX_EXACT = 9007199254740992 -- 2^53
 local MAX_NOW = 1125899906842624 -- 2^50 ms: far beyond any real clock

@@ -34,10 +34,11 @@
 // slidingwindow.lua ("window count previous"), slidinglog.lua (a list of "at",
 // "cost" pairs) and concurrency.lua (a list of "id expires cost" leases). A script
 // is common.lua (exact integer arithmetic and argument parsing), the files of the
-// algorithms it decides, and a driver: stack.lua decides a stack, a single decision
-// being a stack of one; batch.lua decides a batch of single decisions. release.lua
-// ends a concurrency lease. A state of another format, or a key of another type, is
-// an error, never a fresh start. docs/redis-scripts.md walks through each file.
+// algorithms it decides, and a driver: single.lua charges a single decision, in a
+// script per policy whose numbers it holds in its first line; stack.lua decides a
+// stack, a peek, a refund or a lease's release; batch.lua decides a batch of single
+// decisions. A state of another format, or a key of another type, is an error, never
+// a fresh start. docs/redis-scripts.md walks through each file.
 //
 // # Batching
 //

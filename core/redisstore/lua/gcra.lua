@@ -20,8 +20,8 @@ local function step(tat, p, now, charge)
     end
     return 0, remaining, retry, wait_until(tat, now, refill, 0), 0
   end
-  queued = queued + need
-  return 1, quot(tolerance - queued, unit), 0, ceildiv(queued, refill), 0, queued
+  queued = queued + need -- at most tolerance: the divisions below need no sign care
+  return 1, floordiv(tolerance - queued, unit), 0, floordiv(queued + refill - 1, refill), 0, queued
 end
 
 -- commit writes the new TAT; the key expires when it has passed, plus the margin.

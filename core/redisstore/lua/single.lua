@@ -25,10 +25,8 @@ local state, err = p.alg.load(KEYS[1], p)
 if not state then
   return redis.error_reply('RATELIMIT ' .. err)
 end
-local reply, change = {now, 0, 0, 0, 0, 0, 0}, nil
-reply[3], reply[4], reply[5], reply[6], reply[7], change = p.alg.step(state, p, now, true)
+local allowed, remaining, retry, reset, delay, change = p.alg.step(state, p, now, true)
 if change then
   p.alg.commit(KEYS[1], state, change, p, now, margin)
-  reply[2] = 1
 end
-return reply
+return {now, allowed, allowed, remaining, retry, reset, delay}

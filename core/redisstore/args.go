@@ -10,10 +10,11 @@ import (
 
 // The modes of the stack script (lua/stack.lua).
 const (
-	modeCharge = "charge" // decide all-or-nothing and spend
-	modePeek   = "peek"   // decide and spend nothing
-	modeRefund = "refund" // give the cost back (core.Refund), then peek
-	modeUndo   = "undo"   // refund a charge taken at the same instant and release its lease, then peek
+	modeCharge  = "charge"  // decide all-or-nothing and spend
+	modePeek    = "peek"    // decide and spend nothing
+	modeRefund  = "refund"  // give the cost back (core.Refund), then peek
+	modeUndo    = "undo"    // refund a charge taken at the same instant and release its lease, then peek
+	modeRelease = "release" // end a concurrency lease (core.ReleaseLease)
 )
 
 // serverTime is the now argument that makes the scripts read Redis TIME.
@@ -121,4 +122,15 @@ func (s *Store) stackArgs(sha any, mode string, now int64, reqs []core.Request, 
 		args = s.appendRequest(args, &reqs[i])
 	}
 	return args
+}
+
+// singleArgs are the arguments of one EVALSHA of a single-decision script
+// (lua/single.lua): the command, the SHA, the key, the instant, the TTL margin, the
+// request's cost and its lease.
+func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string) []any {
+	var lease any = 0 // unused but by the concurrency limiter: spare boxing it
+	if req.Policy.Algorithm() == core.Concurrency {
+		lease = req.Lease
+	}
+	return []any{"evalsha", sha, 1, key, instantArg(now), s.margin, req.EffectiveCost(), lease}
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// batchCmd is one command of a flush: a decision alone (the stack script over one
-// key), or the batch script over the decisions of one group.
+// batchCmd is one command of a flush: a decision alone (its policy's single-decision
+// script, as Store.Decide sends it), or the batch script over the decisions of one
+// group.
 type batchCmd struct {
 	calls   []*batchCall
 	script  *script
@@ -80,8 +81,8 @@ func (b *batcher) exec(ctx context.Context, cmds []*batchCmd) {
 }
 
 // commands builds one command per group of calls (batchGroup), in order of first
-// appearance: the stack script over the call's key when it is alone in its group, else
-// the batch script of the group's algorithm over the group.
+// appearance: the call as Store.Decide sends it when it is alone in its group, else the
+// batch script of the group's algorithm over the group.
 func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd {
 	s := b.store
 	var groups [][]*batchCall
@@ -106,9 +107,7 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 	for i, group := range groups {
 		c := &batchCmd{calls: group}
 		if call := group[0]; len(group) == 1 {
-			reqs := []core.Request{call.req}
-			c.script = s.scripts.stackFor(reqs)
-			c.args = s.stackArgs(c.script.sha, modeCharge, call.now, reqs, []string{call.key})
+			c.script, c.args = s.aloneCommand(call.req, call.key, call.now)
 		} else {
 			c.script, c.batched = s.scripts.batch[call.req.Policy.Algorithm()], true
 			c.args = s.batchArgs(c.script.sha, group)
@@ -146,6 +145,7 @@ func (b *batcher) answer(c *batchCmd) {
 		} else if _, _, err := parseDecision(c.cmd.Val(), reqs[:], results[:]); err != nil {
 			call.answer(core.Result{}, unexpectedReply(reqs[:], err))
 		} else {
+			c.script.loaded.Store(true)
 			call.answer(results[0], nil)
 		}
 		return

@@ -37,10 +37,11 @@
 // "cost" pairs) and concurrency.lua (a list of "id expires cost" leases). A script
 // is common.lua (exact integer arithmetic and argument parsing), instant.lua for
 // GCRA and the leaky bucket (their fixed-point TAT), the files of the algorithms it
-// decides, and a driver: stack.lua decides a stack, a single decision being a stack
-// of one; batch.lua decides a batch of single decisions. release.lua ends a
-// concurrency lease. A state of another format, or a key of another type, is
-// an error, never a fresh start. docs/redis-scripts.md walks through each file.
+// decides, and a driver: single.lua charges a single decision, in a script per
+// policy whose numbers it holds in its first line; stack.lua decides a stack, a
+// peek, a refund or a lease's release; batch.lua decides a batch of single
+// decisions. A state of another format, or a key of another type, is an error,
+// never a fresh start. docs/redis-scripts.md walks through each file.
 //
 // # Batching
 //
@@ -56,8 +57,9 @@
 // pipeline, decisions of one algorithm and one instant whose keys one script call may
 // touch (any keys on a standalone server, one slot on a Cluster, one hash tag on a
 // Ring) go as one call of the batch script, which decides each of them in order,
-// exactly as a single decision, each under pcall: an error (WRONGTYPE, say) fails that
-// decision alone. A batch with the server's clock reads Redis TIME once, so its
+// exactly as a single decision: an error reading a decision's state (WRONGTYPE, say)
+// fails that decision alone; an error writing (out of memory, a read-only replica)
+// fails the call, whose earlier decisions stay charged (never over-admitting). A batch with the server's clock reads Redis TIME once, so its
 // decisions happen at one instant. A NOSCRIPT reply means that call did not run; it is
 // sent again as EVAL, so nothing is charged twice. A caller whose ctx ends returns at
 // once; if its decision had not left, it is never sent. The added latency is at most

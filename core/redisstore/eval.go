@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -9,7 +10,8 @@ import (
 // script is a Lua script with its source, for EVAL after a NOSCRIPT.
 type script struct {
 	source string
-	sha    any // its SHA-1, boxed once so that calls do not box it again
+	sha    any         // its SHA-1, boxed once so that calls do not box it again
+	loaded atomic.Bool // a call has succeeded (single-decision scripts only)
 }
 
 func newScript(source string) *script {

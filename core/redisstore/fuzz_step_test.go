@@ -16,7 +16,7 @@ import (
 
 // FuzzScriptsMatchStep holds every algorithm's script to core's pure transition: a
 // fuzzed policy and trace (instants that stay, step on, jump or go back; costs; two
-// keys) are decided by a store alone (the stack script), by a batching store in
+// keys) are decided by a store alone (the single-decision script), by a batching store in
 // batches of the steps that share an instant (the batch script), and by
 // transition.StepRequest. Every decision must be identical.
 func FuzzScriptsMatchStep(f *testing.F) {

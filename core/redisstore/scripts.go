@@ -3,6 +3,8 @@ package redisstore
 import (
 	"embed"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -35,22 +37,24 @@ func filesOf(a core.Algorithm) []string {
 
 // scripts holds the store's Lua scripts, each with its SHA-1 computed once. Each is
 // lua/common.lua, lua/instant.lua where GCRA or the leaky bucket need it, then the
-// files of the algorithms it decides, then its driver:
-// lua/stack.lua for stacks and single decisions, lua/batch.lua for batches. A script
-// holds only the algorithms it needs, because every call runs the whole chunk (each
+// files of the algorithms it decides, then its driver: lua/single.lua for a single
+// decision (one script per policy, with the policy's numbers written in), lua/stack.lua
+// for stacks, peeks, refunds and releases, lua/batch.lua for batches. A script holds
+// only the algorithms it needs, because every call runs the whole chunk (each
 // function definition costs the server a closure per call); a stack of mixed
 // algorithms runs the stack script that holds them all.
 type scripts struct {
 	stack   map[core.Algorithm]*script
 	batch   map[core.Algorithm]*script
 	mixed   *script // the stack script of every algorithm
-	release *script // lua/release.lua, alone
+	singles *singleCache
 }
 
 func loadScripts() scripts {
 	s := scripts{
-		stack: make(map[core.Algorithm]*script, len(core.Algorithms)),
-		batch: make(map[core.Algorithm]*script, len(core.Algorithms)),
+		stack:   make(map[core.Algorithm]*script, len(core.Algorithms)),
+		batch:   make(map[core.Algorithm]*script, len(core.Algorithms)),
+		singles: &singleCache{},
 	}
 	all := []string{"common.lua", "instant.lua"}
 	for _, a := range core.Algorithms {
@@ -60,8 +64,50 @@ func loadScripts() scripts {
 		all = append(all, algorithmFiles[a])
 	}
 	s.mixed = newScript(concat(append(all, "stack.lua")...))
-	s.release = newScript(concat("release.lua"))
 	return s
+}
+
+// policyMark is where lua/single.lua takes its policy's algorithm and numbers.
+const policyMark = "${POLICY}"
+
+// singleSource is the source of p's single-decision script: its algorithm's files,
+// then lua/single.lua with p's algorithm code and numbers written in place of
+// policyMark, as a spec holds them (policySpec), with a 0 for a missing third number.
+func singleSource(p *core.Policy) string {
+	fields := strings.Fields(policySpec(p))
+	values := "'" + fields[0] + "'"
+	for i := 1; i <= 3; i++ {
+		number := "0"
+		if i < len(fields) {
+			number = fields[i]
+		}
+		values += ", " + number
+	}
+	driver := strings.Replace(mustRead("single.lua"), policyMark, values, 1)
+	return concat(filesOf(p.Algorithm())...) + driver
+}
+
+// singleCache holds the single-decision scripts of the policies a store has seen, by
+// policy ID. Beyond maxCachedPolicies (policies computed per request) a single
+// decision runs the stack script instead.
+type singleCache struct {
+	scripts sync.Map // string -> *script
+	size    atomic.Int64
+}
+
+// get is p's single-decision script, or nil when the cache is full.
+func (c *singleCache) get(p *core.Policy) *script {
+	if s, ok := c.scripts.Load(p.ID()); ok {
+		return s.(*script)
+	}
+	if c.size.Load() >= maxCachedPolicies {
+		return nil
+	}
+	s, loaded := c.scripts.LoadOrStore(p.ID(), newScript(singleSource(p)))
+	if !loaded {
+		c.size.Add(1)
+	}
+	return s.(*script)
 }
 
 // stackFor is the stack script for reqs: their algorithm's, or the mixed one.

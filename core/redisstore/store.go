@@ -119,15 +119,38 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	return s.decideAlone(ctx, req, key, now)
 }
 
-// decideAlone applies one request in its own call of the stack script.
+// decideAlone applies one request in its own call (aloneCommand).
 func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, now int64) (core.Result, error) {
 	reqs := [1]core.Request{req}
-	keys := [1]string{key}
 	var results [1]core.Result
-	if _, _, err := s.decide(ctx, modeCharge, now, reqs[:], keys[:], results[:]); err != nil {
-		return core.Result{}, err
+	script, args := s.aloneCommand(req, key, now)
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
+	if err != nil {
+		return core.Result{}, wrapError(ctx, reqs[:], err)
 	}
+	if _, _, err := parseDecision(reply.Val(), reqs[:], results[:]); err != nil {
+		return core.Result{}, unexpectedReply(reqs[:], err)
+	}
+	script.loaded.Store(true)
 	return results[0], nil
+}
+
+// aloneCommand is the script and arguments that charge req alone: its policy's
+// single-decision script, sent as EVAL until a call of it has succeeded (which loads
+// it in the same round trip), or the stack script once the store holds
+// maxCachedPolicies single-decision scripts.
+func (s *Store) aloneCommand(req core.Request, key string, now int64) (*script, []any) {
+	single := s.scripts.singles.get(&req.Policy)
+	if single == nil {
+		reqs := []core.Request{req}
+		script := s.scripts.stackFor(reqs)
+		return script, s.stackArgs(script.sha, modeCharge, now, reqs, []string{key})
+	}
+	args := s.singleArgs(single.sha, now, &req, key)
+	if !single.loaded.Load() {
+		args[0], args[1] = "eval", single.source
+	}
+	return single, args
 }
 
 // DecideStack applies the requests as one all-or-nothing decision. When their keys
@@ -204,13 +227,16 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	if req.Policy.Algorithm() != core.Concurrency {
 		return fmt.Errorf("redisstore: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
 	}
-	args := []any{"evalsha", s.scripts.release.sha, 1, s.stateKey(&req.Policy, req.Key), lease}
-	reply, err := evalScript(ctx, s.client, s.scripts.release, args, redis.NewIntCmd)
+	req.Lease = lease
+	reqs := []core.Request{req}
+	script := s.scripts.stack[core.Concurrency]
+	args := s.stackArgs(script.sha, modeRelease, 0, reqs, []string{s.stateKey(&req.Policy, req.Key)})
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
 	if err != nil {
-		return wrapError(ctx, []core.Request{req}, err)
+		return wrapError(ctx, reqs, err)
 	}
-	if v := reply.Val(); v != 0 && v != 1 {
-		return fmt.Errorf("policy %q: %w: release returned %d", req.Policy.Name(), ErrUnexpectedReply, v)
+	if v := reply.Val(); len(v) != 1 || v[0] != 0 && v[0] != 1 {
+		return fmt.Errorf("policy %q: %w: release returned %v", req.Policy.Name(), ErrUnexpectedReply, v)
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
 -- common.lua: what every script shares. It comes first, then the algorithms' files,
--- then a driver (stack.lua or batch.lua), joined into one script by scripts.go.
+-- then a driver (single.lua, stack.lua or batch.lua), joined into one script by
+-- scripts.go.
 --
 -- Lua numbers are doubles. Policy construction (core.NewPolicy) keeps every value an
 -- algorithm computes below 2^53, where doubles are exact integers, so these helpers
@@ -14,13 +15,19 @@
 --                                            and the change to commit when it charged
 --   commit(key, state, change, p, now, margin) writes the change, with its TTL
 --   refund(key, state, p, now, margin)    -> the state after core.Refund
--- p holds the policy's numbers (unit, refill, capacity; or limit, period), the cost
--- and the lease. Times are ms; margin is added to every TTL.
+-- and, for the concurrency limiter, undo and release (concurrency.lua). p holds the
+-- policy's numbers (unit, refill, capacity; or limit, period), the cost and the
+-- lease. Times are ms; margin is added to every TTL.
+--
+-- Every call of a script runs its whole chunk: each function defined here costs the
+-- server a closure per call, each call of one about 500 instructions, and each table
+-- one allocation for Lua's collector. The files therefore define one table per
+-- algorithm, at its end, and read and write keys inline.
 
 local MAX_EXACT = 9007199254740992 -- 2^53
 local MAX_NOW = 1125899906842624 -- 2^50 ms: far beyond any real clock
 local MAX_PERIOD = 31622400000 -- 366 days in ms
-local format, tonumber = string.format, tonumber
+local format, match, tonumber = string.format, string.match, tonumber
 local algorithms = {}
 
 -- floordiv is ⌊a/b⌋ for b > 0, which is Go's a / b when a >= 0: the double
@@ -51,72 +58,54 @@ local function ceildiv(a, b)
   return floordiv(a + b - 1, b)
 end
 
--- int reads an argument as an integer in [lo, hi], or nil. The comparisons also
--- reject NaN and infinities.
-local function int(arg, lo, hi)
-  local n = tonumber(arg)
-  if n and n >= lo and n <= hi and n % 1 == 0 then
-    return n
-  end
-  return nil
-end
-
--- get reads a string key; a Redis error (WRONGTYPE) becomes a second return value.
-local function get(key)
-  local v = redis.pcall('GET', key)
-  if type(v) == 'table' then
-    return nil, v.err
-  end
-  return v
-end
-
--- set writes a string state that expires in ttl ms (at least one). Redis prints a
--- Lua number argument with %.17g: exact for integers below 2^53.
-local function set(key, value, ttl)
-  redis.call('SET', key, value, 'PX', ttl > 1 and ttl or 1)
-end
-
--- policy parses a policy's spec, "tb unit refill capacity" for the buckets (tb, gcra,
--- lb) or "fw limit period" for the others (fw, sw, log, cc), or returns nil.
-local function policy(spec)
-  local code, x, y, z = string.match(spec, '^(%a+) (%d+) (%d+) ?(%d*)$')
-  -- Every field is created here, sized once: a table grown field by field rehashes
-  -- four times. With the comparisons that replaced the modes table in stack.lua,
-  -- 138.3k -> 134.5k server instructions per GCRA decision (cmd/servercost).
-  local p = {alg = algorithms[code], unit = false, refill = false, capacity = false, limit = false,
-    period = false, cost = false, lease = false, state = false, change = false}
-  if not p.alg then
+-- policy reads a request's arguments: the policy's spec, "tb unit refill capacity" for
+-- the buckets (tb, gcra, lb) or "fw limit period" for the others (fw, sw, log, cc), the
+-- cost and the lease (a concurrency lease id). It returns nil when they are malformed.
+-- The checks are written out rather than calling a helper per number: each Lua call
+-- costs the server about 500 instructions, and this runs for every decision.
+local function policy(spec, cost, lease)
+  local code, x, y, z = match(spec, '^(%a+) (%d+) (%d+) ?(%d*)$')
+  local alg = algorithms[code]
+  cost = tonumber(cost)
+  if not alg or not cost or cost % 1 ~= 0 or cost < 1 or #lease > 20 then
     return nil
-  elseif code == 'tb' or code == 'gcra' or code == 'lb' then
-    p.unit, p.refill, p.capacity = int(x, 1, MAX_EXACT), int(y, 1, MAX_EXACT), int(z, 1, MAX_EXACT)
-    if p.unit and p.refill and p.capacity and p.capacity * p.unit <= MAX_EXACT then
+  end
+  -- Every field is created here, sized once: a table grown field by field rehashes.
+  local p = {alg = alg, unit = false, refill = false, capacity = false, limit = false, period = false,
+    cost = cost, lease = lease, state = false, change = false}
+  x, y = x + 0, y + 0 -- digits, converted by arithmetic
+  if z ~= '' and (code == 'tb' or code == 'gcra' or code == 'lb') then
+    z = z + 0
+    if x >= 1 and y >= 1 and z >= 1 and z * x <= MAX_EXACT and y <= MAX_EXACT and cost <= z then
+      p.unit, p.refill, p.capacity = x, y, z
       return p
     end
-  elseif z == '' then
-    p.limit, p.period = int(x, 1, MAX_EXACT), int(y, 1, MAX_PERIOD)
-    p.capacity = p.limit
-    if p.limit and p.period then
+  elseif z == '' and code ~= 'tb' and code ~= 'gcra' and code ~= 'lb' then
+    if x >= 1 and x <= MAX_EXACT and y >= 1 and y <= MAX_PERIOD and cost <= x
+        and (code ~= 'cc' or match(lease, '^%d+$')) then
+      p.limit, p.period, p.capacity = x, y, x
       return p
     end
   end
   return nil
 end
 
--- request gives p a request's cost and lease (a concurrency lease id), or returns
--- false when they are malformed.
-local function request(p, cost, lease)
-  p.cost = int(cost, 1, p.capacity)
-  p.lease = lease
-  return p.cost ~= nil and #lease <= 20 and (p.alg ~= algorithms.cc or string.match(lease, '^%d+$') ~= nil)
-end
-
--- instant reads the now argument: ms since the Unix epoch, or "redis" for the
--- server's TIME. It returns nil when the argument is malformed.
-local function instant(arg)
-  if arg ~= 'redis' then
-    return int(arg, 0, MAX_NOW)
+-- arguments reads the now and margin arguments: now is ms since the Unix epoch, or
+-- "redis" for the server's TIME; margin is ms in [0, MAX_PERIOD]. It returns nil for
+-- either when malformed.
+local function arguments(now_arg, margin_arg)
+  local now, margin = nil, tonumber(margin_arg)
+  if not margin or margin < 0 or margin > MAX_PERIOD or margin % 1 ~= 0 then
+    margin = nil
   end
-  local time = redis.call('TIME')
-  local micros = time[2] + 0 -- digits, converted by arithmetic
-  return time[1] * 1000 + (micros - micros % 1000) / 1000
+  if now_arg == 'redis' then
+    local time = redis.call('TIME')
+    local micros = time[2] + 0 -- digits, converted by arithmetic
+    return time[1] * 1000 + (micros - micros % 1000) / 1000, margin
+  end
+  now = tonumber(now_arg)
+  if now and now >= 0 and now <= MAX_NOW and now % 1 == 0 then
+    return now, margin
+  end
+  return nil, margin
 end

@@ -1,19 +1,17 @@
 -- concurrency.lua: the concurrency limiter, core/concurrency.go. A request is admitted
 -- when the costs of the live leases, plus its own, are at most the limit; its lease
--- lives until Release (release.lua) or for period ms.
+-- lives until Release (release below, stack.lua's release mode) or for period ms.
 -- State: a list of leases "id expires cost", in the order they were taken. Expired
 -- leases are dropped when a lease is taken, as in core. A missing key holds none.
 
-local concurrency = {}
-
-function concurrency.load(key, p)
+local function load(key, p)
   local entries = redis.pcall('LRANGE', key, 0, -1)
   if entries.err then
     return nil, entries.err
   end
   local leases = {}
   for i, entry in ipairs(entries) do
-    local id, expires, cost = string.match(entry, '^(%d+) (%d+) (%d+)$')
+    local id, expires, cost = match(entry, '^(%d+) (%d+) (%d+)$')
     if not id then
       return nil, 'malformed state'
     end
@@ -22,7 +20,7 @@ function concurrency.load(key, p)
   return leases
 end
 
-function concurrency.step(leases, p, now, charge)
+local function step(leases, p, now, charge)
   local in_flight, live, expired = 0, {}, {}
   for _, lease in ipairs(leases) do
     if lease.expires <= now then
@@ -58,7 +56,7 @@ end
 
 -- commit drops the expired leases and appends the new one; the key expires with its
 -- last lease, plus the margin.
-function concurrency.commit(key, leases, change, p, now, margin)
+local function commit(key, leases, change, p, now, margin)
   for _, lease in ipairs(change.expired) do
     redis.call('LREM', key, 1, lease.entry)
   end
@@ -67,13 +65,13 @@ function concurrency.commit(key, leases, change, p, now, margin)
 end
 
 -- refund is core.Refund, which leaves leases alone: they end with Release.
-function concurrency.refund(key, leases, p, now, margin)
+local function refund(key, leases, p, now, margin)
   return leases
 end
 
 -- undo removes the lease a charge took at the same now (a stack refused on another
 -- Cluster slot), as Release would.
-function concurrency.undo(key, leases, p, now, margin)
+local function undo(key, leases, p, now, margin)
   local taken = entry(p, now)
   local back, last, found = {}, nil, false
   for _, lease in ipairs(leases) do
@@ -95,4 +93,24 @@ function concurrency.undo(key, leases, p, now, margin)
   return back
 end
 
-algorithms.cc = concurrency
+-- release ends a lease (core.ReleaseLease): it removes the first lease whose id is
+-- p.lease and returns {1}, or returns {0} when there is none. Redis deletes the list with
+-- its last lease.
+local function release(key, p)
+  local entries = redis.pcall('LRANGE', key, 0, -1)
+  if entries.err then
+    return redis.error_reply('RATELIMIT ' .. entries.err)
+  end
+  for _, entry in ipairs(entries) do
+    local id = match(entry, '^(%d+) %d+ %d+$')
+    if not id then
+      return redis.error_reply('RATELIMIT malformed state')
+    elseif id == p.lease then
+      redis.call('LREM', key, 1, entry)
+      return {1}
+    end
+  end
+  return {0}
+end
+
+algorithms.cc = {load = load, step = step, commit = commit, refund = refund, undo = undo, release = release}

@@ -3,23 +3,21 @@
 -- State "window count": the index k of the newest window seen and the cost admitted
 -- in it. A missing key is an empty window.
 
-local fixed_window = {}
-
-function fixed_window.load(key, p)
-  local v, err = get(key)
-  if err then
-    return nil, err
-  elseif not v then
+local function load(key, p)
+  local v = redis.pcall('GET', key)
+  if not v then
     return {}
+  elseif type(v) == 'table' then -- WRONGTYPE
+    return nil, v.err
   end
-  local window, count = string.match(v, '^(%d+) (%d+)$')
+  local window, count = match(v, '^(%d+) (%d+)$')
   if not window or count + 0 > p.limit or window * p.period > MAX_NOW then
     return nil, 'malformed state'
   end
   return {window = window + 0, count = count + 0}
 end
 
-function fixed_window.step(st, p, now, charge)
+local function step(st, p, now, charge)
   local window, count = floordiv(now, p.period), 0
   if st.window and st.window >= window then -- a clock that went back stays in the newest window
     window, count = st.window, st.count
@@ -36,16 +34,17 @@ end
 
 -- save writes a window; the key expires when the window ends, plus the margin.
 local function save(key, st, p, now, margin)
-  set(key, format('%d %d', st.window, st.count), (st.window + 1) * p.period - now + margin)
+  local ttl = (st.window + 1) * p.period - now + margin
+  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', ttl > 1 and ttl or 1)
 end
 
-function fixed_window.commit(key, st, change, p, now, margin)
+local function commit(key, st, change, p, now, margin)
   save(key, change, p, now, margin)
 end
 
 -- refund is core.Refund: the cost comes out of the newest window, unless that window
 -- has closed by now (the charge expired with it).
-function fixed_window.refund(key, st, p, now, margin)
+local function refund(key, st, p, now, margin)
   if not st.window or floordiv(now, p.period) > st.window then
     return st
   end
@@ -54,4 +53,4 @@ function fixed_window.refund(key, st, p, now, margin)
   return back
 end
 
-algorithms.fw = fixed_window
+algorithms.fw = {load = load, step = step, commit = commit, refund = refund}

@@ -1,32 +1,32 @@
 -- gcra.lua: GCRA, core/gcra.go. It decides as the token bucket with one number of
 -- state: the theoretical arrival time (TAT), the instant at which the bucket would be
--- full again, "millis frac" (common.lua's fixed-point instants). A request of cost c
+-- full again, "millis frac" (instant.lua's fixed-point instants). A request of cost c
 -- is admitted when the TAT, moved on by c × unit, lies at most the tolerance
 -- (capacity × unit) ahead of now. A missing key is a TAT long past: a full bucket.
+-- A charge's change is the new TAT in units after now.
 
-local gcra = {load = load_instant, refund = refund_instant}
-
-function gcra.step(tat, p, now, charge)
-  local tolerance, need = p.capacity * p.unit, p.cost * p.unit
-  local queued, far = units_ahead(tat, now, p.refill, tolerance)
+local function step(tat, p, now, charge)
+  local unit, refill = p.unit, p.refill
+  local tolerance, need = p.capacity * unit, p.cost * unit
+  local queued, far = units_ahead(tat, now, refill, tolerance)
   local refused = far or queued + need > tolerance
   if refused or not charge then
     local retry, remaining = 0, 0
     if refused then
-      retry = wait_until(tat, now, p.refill, tolerance - need)
+      retry = wait_until(tat, now, refill, tolerance - need)
     end
     if not far then
-      remaining = quot(tolerance - queued, p.unit)
+      remaining = quot(tolerance - queued, unit)
     end
-    return 0, remaining, retry, wait_until(tat, now, p.refill, 0), 0
+    return 0, remaining, retry, wait_until(tat, now, refill, 0), 0
   end
-  queued = queued + need
-  return 1, quot(tolerance - queued, p.unit), 0, ceildiv(queued, p.refill), 0, instant_after(now, queued, p.refill)
+  queued = queued + need -- at most tolerance: the divisions below need no sign care
+  return 1, floordiv(tolerance - queued, unit), 0, floordiv(queued + refill - 1, refill), 0, queued
 end
 
 -- commit writes the new TAT; the key expires when it has passed, plus the margin.
-function gcra.commit(key, tat, change, p, now, margin)
-  save_instant(key, change, now, margin)
+local function commit(key, tat, queued, p, now, margin)
+  save_instant(key, queued, p, now, margin)
 end
 
-algorithms.gcra = gcra
+algorithms.gcra = {load = load_instant, refund = refund_instant, step = step, commit = commit}

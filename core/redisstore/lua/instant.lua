@@ -9,8 +9,7 @@ local function units_ahead(t, now, refill, horizon)
   local diff = t.millis - now
   if diff < 0 or (diff == 0 and t.frac == 0) then
     return 0, false
-  end
-  if diff > floordiv(horizon + refill, refill) + 1 then
+  elseif diff > floordiv(horizon + refill, refill) + 1 then
     return 0, true
   end
   return diff * refill + t.frac, false
@@ -23,30 +22,29 @@ local function wait_until(t, now, refill, allowance)
   return wait > 0 and wait or 0
 end
 
--- instant_after is the instant units token units after now.
-local function instant_after(now, units, refill)
-  local whole = floordiv(units, refill)
-  return {millis = now + whole, frac = units - whole * refill}
-end
-
 -- load_instant reads a "millis frac" state; a missing key is an instant long past.
 local function load_instant(key, p)
-  local v, err = get(key)
-  if err then
-    return nil, err
-  elseif not v then
-    return {millis = 0, frac = 0}
+  local v = redis.pcall('GET', key)
+  if not v then
+    return {millis = 0, frac = 0, seen = false}
+  elseif type(v) == 'table' then
+    return nil, v.err
   end
-  local millis, frac = string.match(v, '^(%d+) (%d+)$')
+  local millis, frac = match(v, '^(%d+) (%d+)$')
   if not millis or frac + 0 >= p.refill or millis + 0 > MAX_NOW + MAX_EXACT then
     return nil, 'malformed state'
   end
   return {millis = millis + 0, frac = frac + 0, seen = true}
 end
 
--- save_instant writes t with a TTL that ends when t has passed, plus the margin.
-local function save_instant(key, t, now, margin)
-  set(key, format('%d %d', t.millis, t.frac), t.millis - now + (t.frac > 0 and 1 or 0) + margin)
+-- save_instant writes the instant units token units after now; the key expires when
+-- it has passed, plus the margin. It returns the instant's whole ms and fraction.
+local function save_instant(key, units, p, now, margin)
+  local whole = floordiv(units, p.refill)
+  local frac = units - whole * p.refill
+  local ttl = whole + (frac > 0 and 1 or 0) + margin
+  redis.call('SET', key, format('%d %d', now + whole, frac), 'PX', ttl > 1 and ttl or 1)
+  return now + whole, frac
 end
 
 -- refund_instant is core.Refund for a TAT: it moves back by the cost, to no earlier
@@ -59,9 +57,6 @@ local function refund_instant(key, t, p, now, margin)
   if far then
     return t
   end
-  local back = instant_after(now, math.max(0, queued - p.cost * p.unit), p.refill)
-  back.seen = true
-  save_instant(key, back, now, margin)
-  return back
+  local millis, frac = save_instant(key, math.max(0, queued - p.cost * p.unit), p, now, margin)
+  return {millis = millis, frac = frac, seen = true}
 end
-

@@ -4,9 +4,7 @@
 -- Requests admitted at one instant share one entry, which decides exactly as
 -- separate entries would (they age out together). A missing key is an empty log.
 
-local sliding_log = {}
-
-function sliding_log.load(key, p)
+local function load(key, p)
   local flat = redis.pcall('LRANGE', key, 0, -1)
   if flat.err then
     return nil, flat.err
@@ -25,7 +23,7 @@ function sliding_log.load(key, p)
   return st
 end
 
-function sliding_log.step(st, p, now, charge)
+local function step(st, p, now, charge)
   local n, sum = #st.at, st.sum
   local instant = now
   if n > 0 and st.at[n] > instant then -- a clock that went back logs at the newest entry
@@ -58,7 +56,7 @@ end
 
 -- commit drops the aged-out entries and appends the admitted request; the key
 -- expires when that request ages out, plus the margin.
-function sliding_log.commit(key, st, change, p, now, margin)
+local function commit(key, st, change, p, now, margin)
   if change.drop > 0 then
     redis.call('LTRIM', key, 2 * change.drop, -1)
   end
@@ -74,7 +72,7 @@ end
 
 -- refund is core.Refund (refundLog): the cost comes out of the newest entries still
 -- in the window, and the log is rewritten without the emptied ones.
-function sliding_log.refund(key, st, p, now, margin)
+local function refund(key, st, p, now, margin)
   local n = #st.at
   if n == 0 then
     return st
@@ -112,4 +110,4 @@ function sliding_log.refund(key, st, p, now, margin)
   return back
 end
 
-algorithms.log = sliding_log
+algorithms.log = {load = load, step = step, commit = commit, refund = refund}

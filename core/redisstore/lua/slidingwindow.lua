@@ -5,16 +5,14 @@
 -- State "window count previous": the current window's index, its cost, and the cost
 -- of the window before it. A missing key is two empty windows.
 
-local sliding_window = {}
-
-function sliding_window.load(key, p)
-  local v, err = get(key)
-  if err then
-    return nil, err
-  elseif not v then
+local function load(key, p)
+  local v = redis.pcall('GET', key)
+  if not v then
     return {}
+  elseif type(v) == 'table' then -- WRONGTYPE
+    return nil, v.err
   end
-  local window, count, previous = string.match(v, '^(%d+) (%d+) (%d+)$')
+  local window, count, previous = match(v, '^(%d+) (%d+) (%d+)$')
   if not window or count + 0 > p.limit or previous + 0 > p.limit or window * p.period > MAX_NOW then
     return nil, 'malformed state'
   end
@@ -70,7 +68,7 @@ local function until_recovered(start, period, cur, prev, now)
   return 0
 end
 
-function sliding_window.step(st, p, now, charge)
+local function step(st, p, now, charge)
   local period = p.period
   local window, cur, prev = floordiv(now, period), 0, 0
   if st.window and st.window >= window then -- a clock that went back stays in the newest window
@@ -95,16 +93,17 @@ end
 -- save writes both windows; the key expires when the current one has stopped
 -- counting (the end of the next window), plus the margin.
 local function save(key, st, p, now, margin)
-  set(key, format('%d %d %d', st.window, st.count, st.previous), (st.window + 2) * p.period - now + margin)
+  local ttl = (st.window + 2) * p.period - now + margin
+  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', ttl > 1 and ttl or 1)
 end
 
-function sliding_window.commit(key, st, change, p, now, margin)
+local function commit(key, st, change, p, now, margin)
   save(key, change, p, now, margin)
 end
 
 -- refund is core.Refund: the cost comes out of the current window's count, unless
 -- that window has closed by now.
-function sliding_window.refund(key, st, p, now, margin)
+local function refund(key, st, p, now, margin)
   if not st.window or floordiv(now, p.period) > st.window then
     return st
   end
@@ -113,4 +112,4 @@ function sliding_window.refund(key, st, p, now, margin)
   return back
 end
 
-algorithms.sw = sliding_window
+algorithms.sw = {load = load, step = step, commit = commit, refund = refund}

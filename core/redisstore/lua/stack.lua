@@ -3,8 +3,10 @@
 --
 -- KEYS[i] is the state of policy i. ARGV: mode now margin, then per policy: spec cost lease
 --   mode:   charge (decide all-or-nothing and spend), peek (decide, spend nothing),
---           refund (core.Refund, then peek) or undo (refund a charge taken at now,
---           releasing its lease, then peek)
+--           refund (core.Refund, then peek), undo (refund a charge taken at now,
+--           releasing its lease, then peek) or release (end the lease of one
+--           concurrency policy, core.ReleaseLease; the reply is {1} when the lease
+--           was live, {0} when not)
 --   now:    ms since the Unix epoch, or "redis" for the server's TIME
 --   margin: ms added to every TTL beyond the state's full recovery
 --   spec:   the policy's numbers (see policy in common.lua); cost: the request's
@@ -14,22 +16,26 @@
 -- Every argument is validated and every state read before the first write.
 
 local n, mode = #KEYS, ARGV[1]
-local margin = int(ARGV[3], 0, MAX_PERIOD)
+local now, margin = arguments(ARGV[2], ARGV[3])
 if n < 1 or #ARGV ~= 3 + 3 * n or not margin
-    or not (mode == 'charge' or mode == 'peek' or mode == 'refund' or mode == 'undo') then
+    or not (mode == 'charge' or mode == 'peek' or mode == 'refund' or mode == 'undo' or mode == 'release') then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
 local policies = {}
 for i = 1, n do
-  local p = policy(ARGV[1 + 3 * i])
-  if not (p and request(p, ARGV[2 + 3 * i], ARGV[3 + 3 * i])) then
+  local p = policy(ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i])
+  if not p then
     return redis.error_reply('RATELIMIT malformed arguments: policy ' .. i)
   end
   policies[i] = p
 end
-local now = instant(ARGV[2])
 if not now then
   return redis.error_reply('RATELIMIT malformed arguments: now')
+elseif mode == 'release' then
+  if n ~= 1 or not policies[1].alg.release then
+    return redis.error_reply('RATELIMIT malformed arguments: release')
+  end
+  return policies[1].alg.release(KEYS[1], policies[1])
 end
 for i = 1, n do
   local p, err = policies[i], nil

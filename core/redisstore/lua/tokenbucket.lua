@@ -2,16 +2,14 @@
 -- State "tokens updated": the level in token units and the instant (ms) it was last
 -- refilled. A missing key is a full bucket.
 
-local token_bucket = {}
-
-function token_bucket.load(key, p)
-  local v, err = get(key)
-  if err then
-    return nil, err
-  elseif not v then
+local function load(key, p)
+  local v = redis.pcall('GET', key)
+  if not v then
     return {}
+  elseif type(v) == 'table' then -- WRONGTYPE
+    return nil, v.err
   end
-  local tokens, updated = string.match(v, '^(%d+) (%d+)$')
+  local tokens, updated = match(v, '^(%d+) (%d+)$')
   if not tokens or tokens + 0 > p.capacity * p.unit or updated + 0 > MAX_NOW then
     return nil, 'malformed state'
   end
@@ -39,7 +37,7 @@ end
 
 -- The waits count from updated, which lies after now when the clock went back: the
 -- bucket refills from there (behind ms later), as in core.
-function token_bucket.step(st, p, now, charge)
+local function step(st, p, now, charge)
   local full, need = p.capacity * p.unit, p.cost * p.unit
   local tokens, updated = level(st, p, now)
   local behind = updated - now
@@ -60,16 +58,16 @@ end
 -- save writes a level; the key expires when the bucket is full again, plus the margin.
 local function save(key, st, p, now, margin)
   local ttl = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill) - now + margin
-  set(key, format('%d %d', st.tokens, st.updated), ttl)
+  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', ttl > 1 and ttl or 1)
 end
 
-function token_bucket.commit(key, st, change, p, now, margin)
+local function commit(key, st, change, p, now, margin)
   save(key, change, p, now, margin)
 end
 
 -- refund is core.Refund: the cost goes back into the bucket refilled to now, capped
 -- at a full bucket.
-function token_bucket.refund(key, st, p, now, margin)
+local function refund(key, st, p, now, margin)
   if not st.tokens then
     return st
   end
@@ -79,4 +77,4 @@ function token_bucket.refund(key, st, p, now, margin)
   return back
 end
 
-algorithms.tb = token_bucket
+algorithms.tb = {load = load, step = step, commit = commit, refund = refund}

@@ -12,9 +12,9 @@ import (
 const (
 	modeCharge  = "charge"  // decide all-or-nothing and spend
 	modePeek    = "peek"    // decide and spend nothing
-	modeRefund  = "refund"  // give the cost back (core.Refund), then peek
+	modeRefund  = "refund"  // give the cost back (transition.Refund), then peek
 	modeUndo    = "undo"    // refund a charge taken at the same instant and release its lease, then peek
-	modeRelease = "release" // end a concurrency lease (core.ReleaseLease)
+	modeRelease = "release" // end a concurrency lease (transition.ReleaseLease)
 )
 
 // serverTime is the now argument that makes the scripts read Redis TIME.

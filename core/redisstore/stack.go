@@ -71,7 +71,7 @@ func (g *group) scatter(results []core.Result) {
 // decideAcrossSlots decides a stack whose keys lie in several slots: it charges each
 // group in order, all at the instant of the first call. When a group refuses, it
 // refunds the groups charged before it and peeks at the groups after it, so the stack
-// spends nothing and reports what core.StepStack reports. Between a charge and its
+// spends nothing and reports what transition.StepStack reports. Between a charge and its
 // refund, concurrent decisions on those keys see the charge (they may be refused,
 // never admitted wrongly); a process that dies in between leaves the charge in place.
 func (s *Store) decideAcrossSlots(ctx context.Context, now int64, reqs []core.Request, keys []string, results []core.Result, members [][]int) (bool, error) {
@@ -103,7 +103,7 @@ func (s *Store) decideAcrossSlots(ctx context.Context, now int64, reqs []core.Re
 	return true, nil
 }
 
-// refund undoes the charges of groups taken at now (core.Refund at the same instant,
+// refund undoes the charges of groups taken at now (transition.Refund at the same instant,
 // which restores what any later decision sees, and releases leases taken); their
 // results become what a peek at now reports. It goes on after the caller's ctx has
 // ended, within refundTimeout.

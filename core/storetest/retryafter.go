@@ -56,3 +56,25 @@ func testRetryAfterWithClockGoingBack(t *testing.T, newStore NewStore) {
 		})
 	}
 }
+
+// testFineGCRAClockBehind is the case the traces rarely hit: a GCRA rate finer than
+// a millisecond (2500/s) with its queue past the burst by less than a millisecond
+// when the clock is 2 ms behind. The answer must match the model, with a Remaining
+// that is never negative.
+func testFineGCRAClockBehind(t *testing.T, newStore NewStore) {
+	p := core.MustPolicy("fine-gcra", core.GCRA, core.PerSecond(2500), core.WithBurst(2))
+	clock := NewClock()
+	store := newStore(t, clock)
+	ref := newModel()
+	req := core.Request{Policy: p, Key: "k"}
+	for i, at := range []int64{Start + 10, Start + 10, Start + 10, Start + 8} {
+		clock.Set(at)
+		got, err := store.Decide(context.Background(), req)
+		if err != nil {
+			t.Fatalf("decision %d: %v", i, err)
+		}
+		if want := ref.decide(req, at); got != want || got.Remaining < 0 {
+			t.Fatalf("decision %d at +%dms:\n got %+v\nwant %+v (Remaining never negative)", i, at-Start, got, want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("Traces", func(t *testing.T) { testTraces(t, newStore, false) })
 	t.Run("TracesWithClockGoingBack", func(t *testing.T) { testTraces(t, newStore, true) })
 	t.Run("RetryAfterWithClockGoingBack", func(t *testing.T) { testRetryAfterWithClockGoingBack(t, newStore) })
+	t.Run("FineGCRAWithClockBehind", func(t *testing.T) { testFineGCRAClockBehind(t, newStore) })
 	t.Run("Stacks", func(t *testing.T) { testStacks(t, newStore) })
 	t.Run("PoliciesDoNotShareState", func(t *testing.T) { testIsolation(t, newStore) })
 	t.Run("PlanChangeTakesEffectOnNextRequest", func(t *testing.T) { testPlanChange(t, newStore) })

@@ -47,3 +47,42 @@ func TestTokenBucketRetryAfterCountsFromTheStateTime(t *testing.T) {
 		t.Fatalf("at 1100 ms: %+v, want admitted", r)
 	}
 }
+
+// Remaining is never negative, also when the clock is behind a GCRA state by less
+// than the millisecond the far check looks at: a fine rate (2500/s, 0.4 ms a token)
+// queued 3 tokens at 10 ms, and asked at 8 ms sees the queue 0.8 ms beyond the
+// burst of 2.
+func TestGCRARemainingIsNeverNegativeWhenTheClockGoesBack(t *testing.T) {
+	p := core.MustPolicy("fine", core.GCRA, core.PerSecond(2500), core.WithBurst(2))
+	var s State
+	var r core.Result
+	for i := 0; i < 3; i++ {
+		s, r = Step(s, &p, t0+10, 1, 0)
+	}
+	_, r = Step(s, &p, t0+8, 1, 0)
+	if r.Allowed || r.Remaining < 0 {
+		t.Fatalf("at 8 ms: %+v, want refused with Remaining >= 0", r)
+	}
+}
+
+// The property behind it, on random traces with the clock going back: no rate
+// algorithm reports a negative Remaining.
+func TestRemainingIsNeverNegative(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, alg := range core.Algorithms {
+		if alg == core.Concurrency {
+			continue // Remaining is the free slots: never below zero by construction
+		}
+		for _, p := range referencePolicies(alg) {
+			var s State
+			times, costs := backwardTrace(rng, p, 400)
+			for i := range times {
+				var r core.Result
+				s, r = Step(s, &p, times[i], costs[i], uint64(i+1))
+				if r.Remaining < 0 {
+					t.Fatalf("%s: decision %d at %d (cost %d): Remaining %d", p, i, times[i], costs[i], r.Remaining)
+				}
+			}
+		}
+	}
+}

@@ -16,8 +16,8 @@ func stepGCRA(s *State, p *params, now, cost int64, charge bool, r *core.Result)
 			r.RetryAfter = s.TAT.waitUntil(now, p.refill, tolerance-need)
 		}
 		r.ResetAfter = s.TAT.waitUntil(now, p.refill, 0)
-		if !far {
-			r.Remaining = quotient(tolerance-queued, p.unit)
+		if !far { // far looks at whole milliseconds: the queue may still be past the tolerance
+			r.Remaining = quotient(max(0, tolerance-queued), p.unit)
 		}
 		return
 	}

@@ -14,7 +14,7 @@
 --   step(state, p, now, charge)           -> allowed, remaining, retry, reset, delay,
 --                                            and the change to commit when it charged
 --   commit(key, state, change, p, now, margin) writes the change, with its TTL
---   refund(key, state, p, now, margin)    -> the state after core.Refund
+--   refund(key, state, p, now, margin)    -> the state after transition.Refund
 -- and, for the concurrency limiter, undo and release (concurrency.lua). p holds the
 -- policy's numbers (unit, refill, capacity; or limit, period), the cost and the
 -- lease. Times are ms; margin is added to every TTL.

@@ -1,4 +1,4 @@
--- concurrency.lua: the concurrency limiter, core/concurrency.go. A request is admitted
+-- concurrency.lua: the concurrency limiter, core/internal/transition/concurrency.go. A request is admitted
 -- when the costs of the live leases, plus its own, are at most the limit; its lease
 -- lives until Release (release below, stack.lua's release mode) or for period ms.
 -- State: a list of leases "id expires cost", in the order they were taken. Expired
@@ -64,7 +64,7 @@ local function commit(key, leases, change, p, now, margin)
   redis.call('PEXPIRE', key, format('%d', change.last - now + margin))
 end
 
--- refund is core.Refund, which leaves leases alone: they end with Release.
+-- refund is transition.Refund, which leaves leases alone: they end with Release.
 local function refund(key, leases, p, now, margin)
   return leases
 end
@@ -93,7 +93,7 @@ local function undo(key, leases, p, now, margin)
   return back
 end
 
--- release ends a lease (core.ReleaseLease): it removes the first lease whose id is
+-- release ends a lease (transition.ReleaseLease): it removes the first lease whose id is
 -- p.lease and returns {1}, or returns {0} when there is none. Redis deletes the list with
 -- its last lease.
 local function release(key, p)

@@ -1,4 +1,4 @@
--- fixedwindow.lua: the fixed window, core/fixedwindow.go. Windows are
+-- fixedwindow.lua: the fixed window, core/internal/transition/fixedwindow.go. Windows are
 -- [k × period, (k+1) × period); a request is admitted when count + cost <= limit.
 -- State "window count": the index k of the newest window seen and the cost admitted
 -- in it. A missing key is an empty window.
@@ -42,7 +42,7 @@ local function commit(key, st, change, p, now, margin)
   save(key, change, p, now, margin)
 end
 
--- refund is core.Refund: the cost comes out of the newest window, unless that window
+-- refund is transition.Refund: the cost comes out of the newest window, unless that window
 -- has closed by now (the charge expired with it).
 local function refund(key, st, p, now, margin)
   if not st.window or floordiv(now, p.period) > st.window then

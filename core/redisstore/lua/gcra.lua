@@ -1,9 +1,9 @@
--- gcra.lua: GCRA, core/gcra.go. It decides as the token bucket with one number of
--- state: the theoretical arrival time (TAT), the instant at which the bucket would be
--- full again, "millis frac" (instant.lua's fixed-point instants). A request of cost c
--- is admitted when the TAT, moved on by c × unit, lies at most the tolerance
--- (capacity × unit) ahead of now. A missing key is a TAT long past: a full bucket.
--- A charge's change is the new TAT in units after now.
+-- gcra.lua: GCRA, core/internal/transition/gcra.go. It decides as the token bucket
+-- with one number of state: the theoretical arrival time (TAT), the instant at which
+-- the bucket would be full again, "millis frac" (instant.lua's fixed-point instants).
+-- A request of cost c is admitted when the TAT, moved on by c × unit, lies at most
+-- the tolerance (capacity × unit) ahead of now. A missing key is a TAT long past: a
+-- full bucket. A charge's change is the new TAT in units after now.
 
 local function step(tat, p, now, charge)
   local unit, refill = p.unit, p.refill
@@ -15,8 +15,8 @@ local function step(tat, p, now, charge)
     if refused then
       retry = wait_until(tat, now, refill, tolerance - need)
     end
-    if not far then
-      remaining = quot(tolerance - queued, unit)
+    if not far then -- far looks at whole milliseconds: the queue may be past the tolerance
+      remaining = quot(math.max(0, tolerance - queued), unit)
     end
     return 0, remaining, retry, wait_until(tat, now, refill, 0), 0
   end

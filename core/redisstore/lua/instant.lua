@@ -1,6 +1,6 @@
 -- instant.lua: the fixed-point instants of GCRA and the leaky bucket, after
 -- common.lua in their scripts only (each function defined costs every call a closure).
--- An instant (core/fixedtime.go) is millis + frac/refill, 0 <= frac < refill, stored
+-- An instant (core/internal/transition/fixedtime.go) is millis + frac/refill, 0 <= frac < refill, stored
 -- as "millis frac".
 
 -- units_ahead is how far the instant t lies after now in token units; far reports a
@@ -47,7 +47,7 @@ local function save_instant(key, units, p, now, margin)
   return now + whole, frac
 end
 
--- refund_instant is core.Refund for a TAT: it moves back by the cost, to no earlier
+-- refund_instant is transition.Refund for a TAT: it moves back by the cost, to no earlier
 -- than now, unless it lies beyond reach (a clock that went far back).
 local function refund_instant(key, t, p, now, margin)
   if not t.seen then

@@ -1,4 +1,4 @@
--- leakybucket.lua: the leaky bucket (a queue), core/leakybucket.go. State: the TAT of
+-- leakybucket.lua: the leaky bucket (a queue), core/internal/transition/leakybucket.go. State: the TAT of
 -- the queue, the instant its last request leaves, "millis frac" (instant.lua's
 -- fixed-point instants). A request takes the slot s = max(now, TAT); it is admitted
 -- when s - now is at most depth (capacity × unit) units away, waits s - now, and moves

@@ -1,4 +1,4 @@
--- slidinglog.lua: the sliding log, core/slidinglog.go. A request is admitted when the
+-- slidinglog.lua: the sliding log, core/internal/transition/slidinglog.go. A request is admitted when the
 -- costs admitted in (now - period, now], plus its own, are at most the limit.
 -- State: a list of the admitted requests as flat pairs "at", "cost", oldest first.
 -- Requests admitted at one instant share one entry, which decides exactly as
@@ -70,7 +70,7 @@ local function commit(key, st, change, p, now, margin)
   redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
 end
 
--- refund is core.Refund (refundLog): the cost comes out of the newest entries still
+-- refund is transition.Refund (refundLog): the cost comes out of the newest entries still
 -- in the window, and the log is rewritten without the emptied ones.
 local function refund(key, st, p, now, margin)
   local n = #st.at

@@ -1,4 +1,4 @@
--- slidingwindow.lua: the sliding window, core/slidingwindow.go. A request is admitted
+-- slidingwindow.lua: the sliding window, core/internal/transition/slidingwindow.go. A request is admitted
 -- when cur + ⌈prev × (period - elapsed) / period⌉ + cost <= limit, where cur and prev
 -- are the costs admitted in the current and the previous window and elapsed is the
 -- time since the current window began.
@@ -101,7 +101,7 @@ local function commit(key, st, change, p, now, margin)
   save(key, change, p, now, margin)
 end
 
--- refund is core.Refund: the cost comes out of the current window's count, unless
+-- refund is transition.Refund: the cost comes out of the current window's count, unless
 -- that window has closed by now.
 local function refund(key, st, p, now, margin)
   if not st.window or floordiv(now, p.period) > st.window then

@@ -3,9 +3,9 @@
 --
 -- KEYS[i] is the state of policy i. ARGV: mode now margin, then per policy: spec cost lease
 --   mode:   charge (decide all-or-nothing and spend), peek (decide, spend nothing),
---           refund (core.Refund, then peek), undo (refund a charge taken at now,
+--           refund (transition.Refund, then peek), undo (refund a charge taken at now,
 --           releasing its lease, then peek) or release (end the lease of one
---           concurrency policy, core.ReleaseLease; the reply is {1} when the lease
+--           concurrency policy, transition.ReleaseLease; the reply is {1} when the lease
 --           was live, {0} when not)
 --   now:    ms since the Unix epoch, or "redis" for the server's TIME
 --   margin: ms added to every TTL beyond the state's full recovery
@@ -67,7 +67,7 @@ for i = 1, n do
   local p = policies[i]
   if all == 1 then
     p.alg.commit(KEYS[i], p.state, p.change, p, now, margin)
-  elseif p.change then -- admitted alone, charged nothing: report it as a peek (core.RefuseStack)
+  elseif p.change then -- admitted alone, charged nothing: report it as a peek (transition.RefuseStack)
     local at = 2 + 5 * (i - 1)
     reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = p.alg.step(p.state, p, now, false)
   end

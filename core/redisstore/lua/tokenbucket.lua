@@ -1,4 +1,4 @@
--- tokenbucket.lua: the token bucket of core/tokenbucket.go.
+-- tokenbucket.lua: the token bucket of core/internal/transition/tokenbucket.go.
 -- State "tokens updated": the level in token units and the instant (ms) it was last
 -- refilled. A missing key is a full bucket.
 
@@ -65,7 +65,7 @@ local function commit(key, st, change, p, now, margin)
   save(key, change, p, now, margin)
 end
 
--- refund is core.Refund: the cost goes back into the bucket refilled to now, capped
+-- refund is transition.Refund: the cost goes back into the bucket refilled to now, capped
 -- at a full bucket.
 local function refund(key, st, p, now, margin)
   if not st.tokens then

@@ -283,7 +283,10 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	}
 	e.seededFrom = e.at
 	e.localRemaining, e.localAt = target, now
-	e.localUntil = max(e.localUntil, now+1)
+	// Live until its first decision says when it recovers (localDecided), at least a
+	// period: a decision racing this one must find it, not seed another. With now+1,
+	// two first decisions under load each seeded a full allowance (12 admitted of 10).
+	e.localUntil = max(e.localUntil, now+int64(q.Period()))
 	sh.entries[k] = e
 	if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
 		sh.earliest = x

@@ -154,7 +154,8 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 //
 // A call that fails while the breakers stay closed is decided, for a stack of Local
 // policies, from the members' last shared answers, all-or-nothing, when every one is
-// known; else by the failure modes, without a transition.
+// known, and refused with a short Retry-After when one is not; a stack with an Open
+// or Closed policy is decided by the failure modes, without a transition.
 // The stack's Cluster slot is that of its first request.
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
@@ -207,7 +208,21 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		}
 		return allowed, nil
 	}
-	return s.fallbackStack(ctx, reqs, results, err, now, false)
+	return s.unknownSlowStack(reqs, results), nil
+}
+
+// unknownSlowStack refuses a stack of Local policies whose call failed while the
+// breakers stayed closed and whose members' answers are not all known, as
+// unknownSlow refuses a single request: without an answer, each instance granting
+// its share in memory would over-grant together (a login admitted a sixth attempt
+// of five a minute, its first one having been slow). Nothing is charged; each
+// member reports a Retry-After of the deadline's ceiling.
+func (s *Store) unknownSlowStack(reqs []core.Request, results []core.Result) bool {
+	for i := range reqs {
+		results[i] = core.Result{Policy: reqs[i].Policy.Name(), Limit: reqs[i].Policy.Capacity(), RetryAfter: s.deadline.ceiling}
+		s.decided(&reqs[i], OutcomeDenied, ViaLastShared)
+	}
+	return false
 }
 
 // allLocal reports whether every policy of reqs is in Local mode.

@@ -25,7 +25,7 @@ func loginStack(user string) []core.Request {
 	}
 }
 
-// What a stack of mixed failure modes does while the shared store fails: any Closed
+// What a stack of mixed failure modes does during an outage: any Closed
 // policy fails the whole stack closed; otherwise the Local policies decide together,
 // all-or-nothing, and the Open ones are unenforced.
 func TestStackFailureModes(t *testing.T) {
@@ -68,7 +68,7 @@ func TestStackFailureModes(t *testing.T) {
 				resilient.WithPolicyMode("login-account", tt.modes[0]),
 				resilient.WithPolicyMode("login-ip", tt.modes[1]),
 				resilient.WithPolicyMode("login-subnet", tt.modes[2]))
-			r.shared.fail(errDown)
+			r.trip(t, account) // an established outage: the breaker is open
 			for i, want := range tt.want {
 				r.rec.decisions = nil
 				results := make([]core.Result, 3)
@@ -166,5 +166,28 @@ func TestLocalStackIsSettledOnReturn(t *testing.T) {
 	// 1 on the shared store and 1 in memory (settled above), so it admits 3 more.
 	if got := admittedOf(t, r, account, "form:username:alice", 5); got != 3 {
 		t.Fatalf("the account then admits %d, want 3: a refused stack must not keep its charge", got)
+	}
+}
+
+// A stack whose call is slow (the breakers stay closed) and whose members Redis
+// never answered for is refused with a short Retry-After, as a single request is:
+// nothing is known, and instances granting their shares in memory would over-grant
+// together.
+func TestSlowStackOfUnknownKeysIsRefused(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	r.shared.fail(errDown)
+	results := make([]core.Result, 3)
+	ok, err := r.store.DecideStack(context.Background(), loginStack("bob"), results)
+	if err != nil || ok {
+		t.Fatalf("slow stack of unknown keys: admitted %v, %v; want refused", ok, err)
+	}
+	for i, res := range results {
+		if res.Allowed || res.RetryAfter <= 0 {
+			t.Fatalf("member %d: %+v, want refused with a Retry-After", i, res)
+		}
+	}
+	r.shared.heal()
+	if got := stackAdmits(t, r, "bob", 6); got != 2 {
+		t.Fatalf("then %d admitted, want the subnet's 2: the slow stack charged nothing", got)
 	}
 }

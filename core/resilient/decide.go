@@ -82,9 +82,15 @@ func (s *Store) unknownSlow(ctx context.Context, req core.Request, cause error, 
 	if s.cfg.modeOf(req.Policy.Name()) != Local {
 		return s.fallback(ctx, req, cause, now, false)
 	}
-	res := core.Result{Policy: req.Policy.Name(), Limit: req.Policy.Capacity(), RetryAfter: s.deadline.ceiling}
+	res := s.unknownRefusal(&req)
 	s.decided(&req, OutcomeDenied, ViaLastShared)
 	return res, nil
+}
+
+// unknownRefusal is the refusal of req by a slow call when no shared answer is known:
+// nothing charged, a Retry-After of the deadline's ceiling.
+func (s *Store) unknownRefusal(req *core.Request) core.Result {
+	return core.Result{Policy: req.Policy.Name(), Limit: req.Policy.Capacity(), RetryAfter: s.deadline.ceiling}
 }
 
 // settle settles, after the shared store admitted req with res, what the key's local
@@ -95,24 +101,43 @@ func (s *Store) unknownSlow(ctx context.Context, req core.Request, cause error, 
 // the refusal says is left. The settlement ends once a charge lands (or nothing is
 // owed); a charge that fails is retried by the key's next admission.
 func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
-	if s.cfg.modeOf(req.Policy.Name()) != Local {
+	owed, unsettled, short, local := s.debtOf(req, res, now)
+	if !local {
 		return
+	}
+	if short {
+		res.Allowed = false
+		res.RetryAfter = emission(req)
+	}
+	s.charge(ctx, req, res, owed, unsettled, now)
+}
+
+// debtOf is what req's key owes the shared store after its answer res at now: what
+// its local allowance admitted during an outage (memo.debt, short when the allowance
+// cannot pay for req) plus what slow calls admitted from the last answer (unsettled,
+// taken from the memo: the caller charges it). local is false for a policy that is
+// not in Local mode, which owes nothing.
+func (s *Store) debtOf(req *core.Request, res *core.Result, now int64) (owed, unsettled int64, short, local bool) {
+	if s.cfg.modeOf(req.Policy.Name()) != Local {
+		return 0, 0, false, false
 	}
 	q, err := s.degrade.policy(req.Policy)
 	if err != nil {
-		return
+		return 0, 0, false, true
 	}
-	owed, refuse := s.memo.debt(req, res, &q, now)
+	owed, short = s.memo.debt(req, res, &q, now)
 	// Slow calls decided from the last answer admitted requests the shared store
 	// never saw; without this charge each new answer would grant its Remaining again
 	// (a saturated client admitted 46 against a bound of 44 with one instance).
-	unsettled := s.memo.takeUnsettled(req)
-	owed += unsettled
-	if refuse {
-		res.Allowed = false
-		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
-	}
-	s.charge(ctx, req, res, owed, unsettled, now)
+	unsettled = s.memo.takeUnsettled(req)
+	return owed + unsettled, unsettled, short, true
+}
+
+// emission is one emission interval of req's cost under its policy, at least 1ms:
+// the Retry-After of a refusal decided without the store's answer (a hint; the store
+// knows better).
+func emission(req *core.Request) time.Duration {
+	return max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
 }
 
 // charge charges the shared store owed for req's key, on top of its answer res, and
@@ -219,7 +244,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 // member reports a Retry-After of the deadline's ceiling.
 func (s *Store) unknownSlowStack(reqs []core.Request, results []core.Result) bool {
 	for i := range reqs {
-		results[i] = core.Result{Policy: reqs[i].Policy.Name(), Limit: reqs[i].Policy.Capacity(), RetryAfter: s.deadline.ceiling}
+		results[i] = s.unknownRefusal(&reqs[i])
 		s.decided(&reqs[i], OutcomeDenied, ViaLastShared)
 	}
 	return false

@@ -78,11 +78,18 @@ func (m *memo) shard(k preKey) *memoShard {
 	return &m.shards[maphash.Comparable(m.seed, k)%memoShards]
 }
 
+// lock locks the shard of req's (policy, key) and returns it with the entry's key;
+// the caller unlocks sh.mu.
+func (m *memo) lock(req *core.Request) (sh *memoShard, k preKey) {
+	k = preKey{req.Policy.ID(), req.Key}
+	sh = m.shard(k)
+	sh.mu.Lock()
+	return sh, k
+}
+
 // remember records the shared store's answer res to req at now.
 func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
@@ -163,9 +170,7 @@ func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
 	if req.Policy.Algorithm() == core.Concurrency {
 		return core.Result{}, false
 	}
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	e, ok := sh.entries[k]
 	sh.mu.Unlock()
 	if !ok || !e.known {
@@ -183,17 +188,15 @@ func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
 	}
 	res.Remaining = avail
 	res.RetryAfter = time.Duration(e.retryUntil - now)
-	if res.RetryAfter <= 0 { // one emission of the cost: a hint, the store knows better
-		res.RetryAfter = max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*cost))
+	if res.RetryAfter <= 0 {
+		res.RetryAfter = emission(req)
 	}
 	return res, true
 }
 
 // spendSlow records that a slow-call decision admitted req.
 func (m *memo) spendSlow(req *core.Request) {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	if e, ok := sh.entries[k]; ok {
 		e.spent += req.EffectiveCost()
 		e.unsettled += req.EffectiveCost()
@@ -206,9 +209,7 @@ func (m *memo) spendSlow(req *core.Request) {
 // shared store never saw, and forgets it: the caller charges it (see Store.settle).
 // A new answer does not cancel it: the shared store's Remaining never counted it.
 func (m *memo) takeUnsettled(req *core.Request) int64 {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok || e.unsettled == 0 {
@@ -223,9 +224,7 @@ func (m *memo) takeUnsettled(req *core.Request) int64 {
 // addUnsettled gives back to req's key what takeUnsettled took and could not be
 // charged, for the key's next admission to charge.
 func (m *memo) addUnsettled(req *core.Request, owed int64) {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	if e, ok := sh.entries[k]; ok {
 		e.unsettled += owed
 		sh.entries[k] = e
@@ -238,9 +237,7 @@ func (m *memo) addUnsettled(req *core.Request, owed int64) {
 // reports its full capacity, as a store that never saw it does.
 func (m *memo) remaining(req *core.Request, now int64) (int64, time.Duration) {
 	capacity := req.Policy.Capacity()
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok || !e.known {
@@ -258,9 +255,7 @@ func (m *memo) remaining(req *core.Request, now int64) (int64, time.Duration) {
 // passed. A live allowance is kept, unless a newer shared answer leaves less than it:
 // the allowance only ever goes down to what the shared store says, never up.
 func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func(key string, cost int64) error) (string, error) {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
@@ -302,9 +297,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 // answer starts empty (q is the replica's share). A key seeded within its lease
 // timeout is not seeded again. take is called with the memo's lock held.
 func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take func(cost int64, lease uint64) error) error {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok || !e.known || (e.gen != 0 && now < e.localUntil) {
@@ -324,9 +317,7 @@ func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take fun
 
 // localDecided records the local store's result res for req at now.
 func (m *memo) localDecided(req *core.Request, res *core.Result, now int64) {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok || e.gen == 0 {
@@ -348,9 +339,7 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 	if req.Policy.Algorithm() == core.Concurrency || !res.Allowed {
 		return 0, false
 	}
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
 	if !ok || e.gen == 0 || now >= e.localUntil {
@@ -374,9 +363,7 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 // settled ends the settlement of req's local allowance at now: the next outage seeds
 // from the shared store's answers.
 func (m *memo) settled(req *core.Request, now int64) {
-	k := preKey{req.Policy.ID(), req.Key}
-	sh := m.shard(k)
-	sh.mu.Lock()
+	sh, k := m.lock(req)
 	if e, ok := sh.entries[k]; ok && e.localUntil > now {
 		e.localUntil = now
 		sh.entries[k] = e

@@ -2,7 +2,6 @@ package resilient
 
 import (
 	"context"
-	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -17,22 +16,15 @@ import (
 // cannot pay reports a Retry-After and the others report unspent. It returns whether
 // the stack stays admitted.
 func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []core.Result, allowed bool, now int64) bool {
-	owed := make([]int64, len(reqs))
-	unsettled := make([]int64, len(reqs))
+	// Every shared stack decision settles: arrays for the usual stack sizes keep it
+	// from allocating.
+	var owedOn, unsettledOn [8]int64
+	var localOn [8]bool
+	owed, unsettled, local := owedOn[:0], unsettledOn[:0], localOn[:0]
 	refuse := -1
 	for i := range reqs {
-		req := &reqs[i]
-		if s.cfg.modeOf(req.Policy.Name()) != Local {
-			continue
-		}
-		q, err := s.degrade.policy(req.Policy)
-		if err != nil {
-			continue
-		}
-		var short bool
-		owed[i], short = s.memo.debt(req, &results[i], &q, now)
-		unsettled[i] = s.memo.takeUnsettled(req)
-		owed[i] += unsettled[i]
+		o, u, short, l := s.debtOf(&reqs[i], &results[i], now)
+		owed, unsettled, local = append(owed, o), append(unsettled, u), append(local, l)
 		if short && refuse < 0 {
 			refuse = i
 		}
@@ -44,18 +36,15 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 			results[i].Allowed = false
 			results[i].Lease = 0
 			if i == refuse {
-				cost := reqs[i].EffectiveCost()
-				results[i].RetryAfter = max(time.Millisecond, time.Duration(int64(reqs[i].Policy.Period())/max(1, reqs[i].Policy.Limit())*cost))
+				results[i].RetryAfter = emission(&reqs[i])
 				continue
 			}
 			results[i].Remaining = min(results[i].Limit, results[i].Remaining+reqs[i].EffectiveCost())
 		}
 	}
 	for i := range reqs {
-		if owed[i] > 0 || unsettled[i] > 0 {
+		if local[i] {
 			s.charge(ctx, &reqs[i], &results[i], owed[i], unsettled[i], now)
-		} else if s.cfg.modeOf(reqs[i].Policy.Name()) == Local {
-			s.memo.settled(&reqs[i], now)
 		}
 	}
 	return allowed

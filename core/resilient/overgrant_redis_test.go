@@ -53,9 +53,7 @@ func dialStores(t testing.TB, addrs []string, n int, options ...resilient.Option
 	return stores
 }
 
-// run drives decisions of p on key from workers goroutines, worker w on
-// stores[w%len(stores)], pausing pause between decisions (0: none, a saturated CPU),
-// until stop is closed. It returns the admissions, each at its time since start.
+// run records the decisions of a load run: each admission at its time since start.
 type run struct {
 	mu       sync.Mutex
 	start    time.Time
@@ -66,25 +64,41 @@ type run struct {
 	end      time.Time
 }
 
+// drive drives decisions of p on key from workers goroutines, worker w on
+// stores[w%len(stores)], pausing pause between decisions (0: none, a saturated CPU),
+// until stop is closed.
 func drive(stores []*resilient.Store, p core.Policy, key string, workers int, pause time.Duration, stop <-chan struct{}) *run {
+	return driveWith(workers, pause, stop, func(w int) func() (bool, error) {
+		store := stores[w%len(stores)]
+		return func() (bool, error) {
+			res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: key})
+			return res.Allowed, err
+		}
+	})
+}
+
+// driveWith runs workers goroutines until stop is closed, worker w calling the
+// decision newDecide(w) returns, pausing pause between decisions, and records the
+// admissions as drive does.
+func driveWith(workers int, pause time.Duration, stop <-chan struct{}, newDecide func(w int) func() (bool, error)) *run {
 	r := &run{start: time.Now()}
 	for w := 0; w < workers; w++ {
 		r.wg.Add(1)
+		decide := newDecide(w)
 		go func() {
 			defer r.wg.Done()
-			store := stores[w%len(stores)]
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: key})
+				allowed, err := decide()
 				r.decided.Add(1)
 				switch {
 				case err != nil:
 					r.errors.Add(1)
-				case res.Allowed:
+				case allowed:
 					at := time.Since(r.start)
 					r.mu.Lock()
 					r.admitted = append(r.admitted, at)
@@ -337,4 +351,27 @@ func TestRedisRecoveryWithoutTraffic(t *testing.T) {
 	time.Sleep(time.Second)
 	close(stop)
 	check(t, "first second of traffic after recovery, two replicas, GCRA 10/s burst 20", first, 10, 20)
+}
+
+// A login stack (account + IP, all-or-nothing) through two replicas while the
+// standalone server is killed and restarted empty: Local mode continues each member
+// from its last answer, and back on Redis the stack is settled member by member, so
+// the account admits within its bound over the whole run, as a single policy does.
+func TestRedisStackRestartEmptyStaysWithinBound(t *testing.T) {
+	srv := redistest.StartServer(t)
+	account := core.MustPolicy("login-account", core.GCRA, core.PerSecond(10), core.WithBurst(20))
+	ip := core.MustPolicy("login-ip", core.TokenBucket, core.PerSecond(1000))
+	stores := dialStores(t, []string{srv.Addr}, 2, resilient.WithReplicas(2))
+	stop := make(chan struct{})
+	r := driveWith(8, 5*time.Millisecond, stop, func(w int) func() (bool, error) {
+		store := stores[w%len(stores)]
+		reqs := []core.Request{{Policy: account, Key: "form:username:alice"}, {Policy: ip, Key: fmt.Sprintf("ip:192.0.2.%d", w)}}
+		results := make([]core.Result, len(reqs))
+		return func() (bool, error) { return store.DecideStack(context.Background(), reqs, results) }
+	})
+	after(t, time.Second, srv.Kill)
+	after(t, time.Second, srv.Restart)
+	time.Sleep(2 * time.Second)
+	close(stop)
+	check(t, "login stack, kill then restart empty, two replicas, account GCRA 10/s burst 20", r, 10, 20)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -172,4 +173,71 @@ func serverMillis(t *testing.T, client redis.UniversalClient, key string) int64 
 		t.Fatal(err)
 	}
 	return now.UnixMilli()
+}
+
+// TestBatchRunOnOneKeyLeavesWhatAloneLeaves: a batch of decisions on one key, whose
+// charges the batch script keeps in memory and writes once, leaves the key with the
+// value and TTL that the same decisions one at a time leave, for every algorithm: runs
+// that end admitted, end refused after admissions, and change cost midway.
+func TestBatchRunOnOneKeyLeavesWhatAloneLeaves(t *testing.T) {
+	for name, newClient := range batchClients {
+		t.Run(name, func(t *testing.T) {
+			client := newClient(t)
+			clock := storetest.NewClock()
+			batched := newStoreOn(client, batching)(t, clock).(*redisstore.Store)
+			alone := newStoreOn(client)(t, clock).(*redisstore.Store)
+			ctx := context.Background()
+			for i, p := range storetest.Policies() {
+				for _, costs := range [][]int64{{1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 2, 2, 1, 1}} {
+					clock.Set(storetest.Start + int64(i)*1000)
+					key := fmt.Sprintf("run-%d-%d", i, len(costs))
+					reqs := make([]core.Request, len(costs))
+					for j, cost := range costs {
+						reqs[j] = core.Request{Policy: p, Key: key, Cost: min(cost, p.Capacity()), Lease: uint64(j + 1)}
+					}
+					start := time.Now()
+					got, errs := redisstore.FlushBatch(batched, ctx, reqs)
+					for j, req := range reqs {
+						want, err := alone.Decide(ctx, req)
+						if err != nil || errs[j] != nil || got[j] != want {
+							t.Fatalf("%s, costs %v, decision %d: batched %+v %v, alone %+v %v", p.Name(), costs, j, got[j], errs[j], want, err)
+						}
+					}
+					// The TTLs count down on the server's clock from each write and are
+					// read one after the other: they may differ by the time all this took.
+					b, a := keyDump(t, client, batched.Key(p, key)), keyDump(t, client, alone.Key(p, key))
+					apart := time.Since(start) + time.Millisecond
+					if b.value != a.value || b.ttl-a.ttl > apart || a.ttl-b.ttl > apart {
+						t.Fatalf("%s, costs %v: the batched key holds %q with TTL %v, alone %q with TTL %v (written %v apart at most)",
+							p.Name(), costs, b.value, b.ttl, a.value, a.ttl, apart)
+					}
+				}
+			}
+		})
+	}
+}
+
+// keyDump is a key's value (its string, or its list's items) and TTL.
+func keyDump(t *testing.T, client redis.UniversalClient, key string) (dump struct {
+	value string
+	ttl   time.Duration
+}) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	if dump.ttl, err = client.PTTL(ctx, key).Result(); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := client.Type(ctx, key).Result(); typ == "list" {
+		items, err := client.LRange(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dump.value = strings.Join(items, ",")
+		return dump
+	}
+	if dump.value, err = client.Get(ctx, key).Result(); err != nil {
+		t.Fatal(err)
+	}
+	return dump
 }

@@ -119,17 +119,27 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 }
 
 // batchArgs are the arguments of one EVALSHA of a batch script (lua/batch.lua): the
-// command, the SHA, the keys, the group's instant, the TTL margin, then per decision
-// its arguments (appendRequest).
+// command, the SHA, the keys, the group's instant, the TTL margin, then per run of
+// consecutive decisions with the same arguments (appendRequest) its length and those
+// arguments.
 func (s *Store) batchArgs(sha any, group []*batchCall) []any {
-	args := make([]any, 0, 3+len(group)+2+argsPerPolicy*len(group))
+	args := make([]any, 0, 3+len(group)+2+1+argsPerPolicy)
 	args = append(args, "evalsha", sha, len(group))
 	for _, c := range group {
 		args = append(args, c.key)
 	}
 	args = append(args, instantArg(group[0].now), s.margin)
-	for _, c := range group {
-		args = s.appendRequest(args, &c.req)
+	run := 0 // where the current run's count is
+	var request [argsPerPolicy]any
+	for i, c := range group {
+		next := s.appendRequest(request[:0], &c.req)
+		if i > 0 && next[0] == args[run+1] && next[1] == args[run+2] && next[2] == args[run+3] {
+			args[run] = args[run].(int) + 1
+			continue
+		}
+		run = len(args)
+		args = append(args, 1)
+		args = append(args, next...)
 	}
 	return args
 }

@@ -122,3 +122,69 @@ func checkScriptAnswer(t *testing.T, server *miniredis.Miniredis, client *redis.
 		t.Fatalf("%q: reply %v", line, reply)
 	}
 }
+
+// FuzzBatchArguments runs the batch script of every algorithm with arbitrary arguments
+// (the fuzzed string split at spaces, with '|' standing for a space inside an
+// argument: "now margin", then per run "count spec cost lease"): it answers with a
+// RATELIMIT error that writes nothing, or a reply that splitBatchReply accepts for
+// its decisions.
+func FuzzBatchArguments(f *testing.F) {
+	for _, seed := range []string{
+		"1767225600000 1 3 gcra|1|1000|5 1 0",
+		"redis 1 2 tb|1|1|10 3 0 1 tb|1|1|10 1 0",
+		"1767225600000 1 2 fw|3|250 2 0 2 fw|3|250 1 0",
+		"1767225600000 1 4 cc|2|1000 1 7",
+		"1767225600000 1 0 gcra|1|1000|5 1 0",
+		"1767225600000 1 -1 gcra|1|1000|5 1 0",
+		"1767225600000 1 1.5 gcra|1|1000|5 1 0",
+		"1767225600000 1 2 gcra|1|1000|5 1",
+		"1767225600000 1 2 xx|1|1000|5 1 0",
+		"nan 1 1 sw|3|250 1 0",
+		"",
+	} {
+		f.Add(seed)
+	}
+	server, client := newFuzzRedis(f)
+	sources := make([]string, 0, len(core.Algorithms))
+	for _, a := range core.Algorithms {
+		sources = append(sources, loadScripts().batch[a].source)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		fields := strings.Split(line, " ")
+		n := 1 // as many keys as the runs count when they are well formed, else one
+		if len(fields) > 2 && (len(fields)-2)%4 == 0 {
+			n = 0
+			for i := 2; i < len(fields); i += 4 {
+				count, err := strconv.Atoi(fields[i])
+				if err != nil || count < 1 || n+count > 64 {
+					n = 1
+					break
+				}
+				n += count
+			}
+		}
+		for _, source := range sources {
+			server.FlushAll()
+			args := []any{"eval", source, n}
+			for i := 0; i < n; i++ {
+				args = append(args, "k"+strconv.Itoa(i%3)) // runs on one key, and keys again
+			}
+			for _, field := range fields {
+				args = append(args, strings.ReplaceAll(field, "|", " "))
+			}
+			reply, err := client.Do(context.Background(), args...).Int64Slice()
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "RATELIMIT") {
+					t.Fatalf("%q: error %q is not the script's own", line, err)
+				}
+				if keys := server.Keys(); len(keys) != 0 {
+					t.Fatalf("%q: rejected, but wrote %v", line, keys)
+				}
+				continue
+			}
+			if _, err := splitBatchReply(reply, n); err != nil {
+				t.Fatalf("%q: reply %v: %v", line, reply, err)
+			}
+		}
+	})
+}

@@ -6,8 +6,9 @@
 -- algorithm computes below 2^53, where doubles are exact integers, so these helpers
 -- reproduce Go's int64 arithmetic exactly. Numbers go to Redis through
 -- string.format('%d'), never through tostring or '..', which print 15+ digit numbers
--- in exponent form. A state's digits, matched with %d+, become numbers by arithmetic
--- (digits + 0), which converts them as Redis and Go read them.
+-- in exponent form; TTLs too, as a number argument costs the server 1k more. A
+-- state's digits, matched with %d+, become numbers by arithmetic (digits + 0), which
+-- converts them as Redis and Go read them.
 --
 -- Each algorithm's file registers a table in algorithms with:
 --   load(key, p)                          -> state, or nil and an error
@@ -15,6 +16,9 @@
 --                                            and the change to commit when it charged
 --   commit(key, state, change, p, now, margin) writes the change, with its TTL
 --   refund(key, state, p, now, margin)    -> the state after transition.Refund
+--   after(state, change, p, now)          -> the state a change leaves (true: the change
+--                                            is that state); only where commit writes the
+--                                            whole state from change alone (batch.lua)
 -- and, for the concurrency limiter, undo and release (concurrency.lua). p holds the
 -- policy's numbers (unit, refill, capacity; or limit, period), the cost and the
 -- lease. Times are ms; margin is added to every TTL.

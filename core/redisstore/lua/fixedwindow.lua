@@ -32,14 +32,11 @@ local function step(st, p, now, charge)
   return 1, p.limit - count, 0, until_end, 0, {window = window, count = count}
 end
 
--- save writes a window; the key expires when the window ends, plus the margin.
-local function save(key, st, p, now, margin)
+-- commit writes a window, the change (a whole state); the key expires when the window
+-- ends, plus the margin.
+local function commit(key, _, st, p, now, margin)
   local ttl = (st.window + 1) * p.period - now + margin
-  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', ttl > 1 and ttl or 1)
-end
-
-local function commit(key, st, change, p, now, margin)
-  save(key, change, p, now, margin)
+  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 -- refund is transition.Refund: the cost comes out of the newest window, unless that window
@@ -49,8 +46,8 @@ local function refund(key, st, p, now, margin)
     return st
   end
   local back = {window = st.window, count = math.max(st.count - p.cost, 0)}
-  save(key, back, p, now, margin)
+  commit(key, st, back, p, now, margin)
   return back
 end
 
-algorithms.fw = {load = load, step = step, commit = commit, refund = refund}
+algorithms.fw = {load = load, step = step, commit = commit, refund = refund, after = true}

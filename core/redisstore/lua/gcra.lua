@@ -24,9 +24,5 @@ local function step(tat, p, now, charge)
   return 1, floordiv(tolerance - queued, unit), 0, floordiv(queued + refill - 1, refill), 0, queued
 end
 
--- commit writes the new TAT; the key expires when it has passed, plus the margin.
-local function commit(key, tat, queued, p, now, margin)
-  save_instant(key, queued, p, now, margin)
-end
-
-algorithms.gcra = {load = load_instant, refund = refund_instant, step = step, commit = commit}
+algorithms.gcra = {load = load_instant, step = step, commit = commit_instant, after = after_instant,
+  refund = refund_instant}

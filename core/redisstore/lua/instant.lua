@@ -31,20 +31,31 @@ local function load_instant(key, p)
     return nil, v.err
   end
   local millis, frac = match(v, '^(%d+) (%d+)$')
-  if not millis or frac + 0 >= p.refill or millis + 0 > MAX_NOW + MAX_EXACT then
+  if not millis then
     return nil, 'malformed state'
   end
-  return {millis = millis + 0, frac = frac + 0, seen = true}
+  millis, frac = millis + 0, frac + 0 -- digits, converted once: each conversion is a strtod
+  if frac >= p.refill or millis > MAX_NOW + MAX_EXACT then
+    return nil, 'malformed state'
+  end
+  return {millis = millis, frac = frac, seen = true}
 end
 
--- save_instant writes the instant units token units after now; the key expires when
--- it has passed, plus the margin. It returns the instant's whole ms and fraction.
-local function save_instant(key, units, p, now, margin)
+-- commit_instant is the commit of GCRA and the leaky bucket, whose change is the new
+-- instant in token units after now: it writes that instant; the key expires when it
+-- has passed, plus the margin. t, the instant before, is not needed.
+local function commit_instant(key, t, units, p, now, margin)
   local whole = floordiv(units, p.refill)
   local frac = units - whole * p.refill
   local ttl = whole + (frac > 0 and 1 or 0) + margin
-  redis.call('SET', key, format('%d %d', now + whole, frac), 'PX', ttl > 1 and ttl or 1)
-  return now + whole, frac
+  redis.call('SET', key, format('%d %d', now + whole, frac), 'PX', format('%d', ttl > 1 and ttl or 1))
+end
+
+-- after_instant is the instant a change of units token units after now leaves, as
+-- load_instant would read it back.
+local function after_instant(t, units, p, now)
+  local whole = floordiv(units, p.refill)
+  return {millis = now + whole, frac = units - whole * p.refill, seen = true}
 end
 
 -- refund_instant is transition.Refund for a TAT: it moves back by the cost, to no earlier
@@ -57,6 +68,7 @@ local function refund_instant(key, t, p, now, margin)
   if far then
     return t
   end
-  local millis, frac = save_instant(key, math.max(0, queued - p.cost * p.unit), p, now, margin)
-  return {millis = millis, frac = frac, seen = true}
+  queued = math.max(0, queued - p.cost * p.unit)
+  commit_instant(key, t, queued, p, now, margin)
+  return after_instant(t, queued, p, now)
 end

@@ -28,9 +28,5 @@ local function step(tat, p, now, charge)
   return 1, remaining, 0, ceildiv(queued, refill), ceildiv(wait, refill), queued
 end
 
--- commit writes the new TAT; the key expires when it has passed, plus the margin.
-local function commit(key, tat, queued, p, now, margin)
-  save_instant(key, queued, p, now, margin)
-end
-
-algorithms.lb = {load = load_instant, refund = refund_instant, step = step, commit = commit}
+algorithms.lb = {load = load_instant, step = step, commit = commit_instant, after = after_instant,
+  refund = refund_instant}

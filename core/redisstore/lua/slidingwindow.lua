@@ -90,15 +90,11 @@ local function step(st, p, now, charge)
     {window = window, count = cur, previous = prev}
 end
 
--- save writes both windows; the key expires when the current one has stopped
--- counting (the end of the next window), plus the margin.
-local function save(key, st, p, now, margin)
+-- commit writes both windows, the change (a whole state); the key expires when the
+-- current one has stopped counting (the end of the next window), plus the margin.
+local function commit(key, _, st, p, now, margin)
   local ttl = (st.window + 2) * p.period - now + margin
-  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', ttl > 1 and ttl or 1)
-end
-
-local function commit(key, st, change, p, now, margin)
-  save(key, change, p, now, margin)
+  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 -- refund is transition.Refund: the cost comes out of the current window's count, unless
@@ -108,8 +104,8 @@ local function refund(key, st, p, now, margin)
     return st
   end
   local back = {window = st.window, count = math.max(st.count - p.cost, 0), previous = st.previous}
-  save(key, back, p, now, margin)
+  commit(key, st, back, p, now, margin)
   return back
 end
 
-algorithms.sw = {load = load, step = step, commit = commit, refund = refund}
+algorithms.sw = {load = load, step = step, commit = commit, refund = refund, after = true}

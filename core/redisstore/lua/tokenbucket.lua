@@ -55,14 +55,11 @@ local function step(st, p, now, charge)
   return 1, floordiv(tokens, p.unit), 0, behind + ceildiv(full - tokens, p.refill), 0, {tokens = tokens, updated = updated}
 end
 
--- save writes a level; the key expires when the bucket is full again, plus the margin.
-local function save(key, st, p, now, margin)
+-- commit writes a level, the change (a whole state); the key expires when the bucket
+-- is full again, plus the margin.
+local function commit(key, _, st, p, now, margin)
   local ttl = st.updated + ceildiv(p.capacity * p.unit - st.tokens, p.refill) - now + margin
-  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', ttl > 1 and ttl or 1)
-end
-
-local function commit(key, st, change, p, now, margin)
-  save(key, change, p, now, margin)
+  redis.call('SET', key, format('%d %d', st.tokens, st.updated), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
 -- refund is transition.Refund: the cost goes back into the bucket refilled to now, capped
@@ -73,8 +70,8 @@ local function refund(key, st, p, now, margin)
   end
   local tokens, updated = level(st, p, now)
   local back = {tokens = math.min(p.capacity * p.unit, tokens + p.cost * p.unit), updated = updated}
-  save(key, back, p, now, margin)
+  commit(key, st, back, p, now, margin)
   return back
 end
 
-algorithms.tb = {load = load, step = step, commit = commit, refund = refund}
+algorithms.tb = {load = load, step = step, commit = commit, refund = refund, after = true}

@@ -30,6 +30,15 @@ var batchClients = map[string]func(testing.TB) redis.UniversalClient{
 	},
 }
 
+// batchedAndAlone are two stores on client at one injected clock: one with batching,
+// one without, under prefixes of their own.
+func batchedAndAlone(t *testing.T, client redis.UniversalClient) (clock *storetest.Clock, batched, alone *redisstore.Store) {
+	clock = storetest.NewClock()
+	batched = newStoreOn(client, batching)(t, clock).(*redisstore.Store)
+	alone = newStoreOn(client)(t, clock).(*redisstore.Store)
+	return clock, batched, alone
+}
+
 // TestBatchesDecideAsAlone sends batches of every algorithm, with keys repeated within
 // a batch and pairs of decisions that share their arguments, and decides the same requests one at a time, in the same order and at the
 // same instants, through an unbatched store on the same server: every result must be
@@ -38,9 +47,7 @@ func TestBatchesDecideAsAlone(t *testing.T) {
 	for name, newClient := range batchClients {
 		t.Run(name, func(t *testing.T) {
 			client := newClient(t)
-			clock := storetest.NewClock()
-			batched := newStoreOn(client, batching)(t, clock).(*redisstore.Store)
-			alone := newStoreOn(client)(t, clock).(*redisstore.Store)
+			clock, batched, alone := batchedAndAlone(t, client)
 			policies := storetest.Policies()
 			ctx := context.Background()
 			at := storetest.Start
@@ -183,9 +190,7 @@ func TestBatchRunOnOneKeyLeavesWhatAloneLeaves(t *testing.T) {
 	for name, newClient := range batchClients {
 		t.Run(name, func(t *testing.T) {
 			client := newClient(t)
-			clock := storetest.NewClock()
-			batched := newStoreOn(client, batching)(t, clock).(*redisstore.Store)
-			alone := newStoreOn(client)(t, clock).(*redisstore.Store)
+			clock, batched, alone := batchedAndAlone(t, client)
 			ctx := context.Background()
 			for i, p := range storetest.Policies() {
 				for _, costs := range [][]int64{{1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 2, 2, 1, 1}} {

@@ -47,11 +47,11 @@ func TestSingleScriptArguments(t *testing.T) {
 			server.FlushAll()
 			args := append([]any{"eval", source, 1, "k"}, argv...)
 			line := string(alg)
-			checkScriptAnswer(t, server, client, line, args, func(int) bool { return false })
+			checkScriptAnswer(t, server, client, line, args, replyOfLength(func(int) bool { return false }))
 		}
 		server.FlushAll()
 		args := []any{"eval", source, 1, "k", "1767225600000", 0, 1, lease}
-		checkScriptAnswer(t, server, client, string(alg), args, func(m int) bool { return m == 2+fieldsPerResult })
+		checkScriptAnswer(t, server, client, string(alg), args, replyOfLength(func(m int) bool { return m == 2+fieldsPerResult }))
 		if len(server.Keys()) != 1 {
 			t.Fatalf("%s: an admitted charge wrote %v", alg, server.Keys())
 		}

@@ -36,9 +36,16 @@ func bound(rate, burst int64, elapsed time.Duration) float64 {
 // Local mode with the given options, closed when t ends.
 func dialStores(t testing.TB, addrs []string, n int, options ...resilient.Option) []*resilient.Store {
 	t.Helper()
+	return dialStoresWith(t, addrs, n, nil, options...)
+}
+
+// dialStoresWith is dialStores with redisstore options for each instance's Redis store
+// (batching, say).
+func dialStoresWith(t testing.TB, addrs []string, n int, storeOptions []redisstore.Option, options ...resilient.Option) []*resilient.Store {
+	t.Helper()
 	stores := make([]*resilient.Store, n)
 	for i := range stores {
-		shared, err := redisstore.Dial(addrs)
+		shared, err := redisstore.Dial(addrs, storeOptions...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,25 +171,33 @@ func after(t *testing.T, d time.Duration, fn func() error) {
 // Load is not failure: 64 goroutines hammer one key through the production path on a
 // saturated CPU, with a healthy Redis. Calls slow down, none of it may turn into
 // fresh local buckets: at most burst + rate × elapsed + 10%, with one store and with
-// many instances of it.
+// many instances of it, unbatched and batched (where a batch's decisions on the hot
+// key are charged in memory and written once).
 func TestRedisSaturatedClientStaysWithinBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few seconds of saturated CPU; skipped with -short")
 	}
 	srv := redistest.StartServer(t)
 	p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(10))
-	for _, instances := range []int{1, 64} {
-		t.Run(fmt.Sprintf("%d instances", instances), func(t *testing.T) {
-			counter := &fallbackCounter{}
-			stores := dialStores(t, []string{srv.Addr}, instances, resilient.WithMonitor(counter))
-			key := fmt.Sprintf("ip:192.0.2.%d", instances)
-			stop := make(chan struct{})
-			r := drive(stores, p, key, 64, 0, stop)
-			time.Sleep(3 * time.Second)
-			close(stop)
-			check(t, fmt.Sprintf("64 goroutines, %d instances, GCRA 10/s burst 10", instances), r, 10, 10)
-			t.Logf("admitted by: %s; fallback transitions: %d", counter.via(), counter.enter.Load())
-		})
+	batching := []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
+	for _, batched := range []bool{false, true} {
+		for _, instances := range []int{1, 64} {
+			t.Run(fmt.Sprintf("%d instances, batched %v", instances, batched), func(t *testing.T) {
+				var storeOptions []redisstore.Option
+				if batched {
+					storeOptions = batching
+				}
+				counter := &fallbackCounter{}
+				stores := dialStoresWith(t, []string{srv.Addr}, instances, storeOptions, resilient.WithMonitor(counter))
+				key := fmt.Sprintf("ip:192.0.2.%d-%v", instances, batched)
+				stop := make(chan struct{})
+				r := drive(stores, p, key, 64, 0, stop)
+				time.Sleep(3 * time.Second)
+				close(stop)
+				check(t, fmt.Sprintf("64 goroutines, %d instances, batched %v, GCRA 10/s burst 10", instances, batched), r, 10, 10)
+				t.Logf("admitted by: %s; fallback transitions: %d", counter.via(), counter.enter.Load())
+			})
+		}
 	}
 }
 

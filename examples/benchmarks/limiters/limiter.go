@@ -63,6 +63,9 @@ type Impl struct {
 	// Baseline marks a reference point that is not a rate limiter (it admits
 	// everything); the over-grant check leaves it out.
 	Baseline bool
+	// Batched marks an implementation that shares round trips between concurrent
+	// decisions (redisstore.WithBatching).
+	Batched bool
 	// New builds the implementation for a policy.
 	New func(env Env, p Policy) (Limiter, error)
 }

@@ -25,7 +25,7 @@ func Redis() []Impl {
 		{Name: "ratelimit-redis/gcra", Algorithm: "GCRA", Ours: true, New: ratelimitRedis(core.GCRA)},
 		{Name: "ratelimit-redis/sliding_window", Algorithm: "sliding window", Ours: true, New: ratelimitRedis(core.SlidingWindow)},
 		{Name: "ratelimit-redis/fixed_window", Algorithm: "fixed window", Ours: true, New: ratelimitRedis(core.FixedWindow)},
-		{Name: "ratelimit-redis/gcra batched", Algorithm: "GCRA", Ours: true, New: ratelimitRedis(core.GCRA, batching)},
+		{Name: "ratelimit-redis/gcra batched", Algorithm: "GCRA", Ours: true, Batched: true, New: ratelimitRedis(core.GCRA, batching)},
 		{Name: "redis_rate", Algorithm: "GCRA", New: redisRate},
 		{Name: "ulule/redis", Algorithm: "fixed window", New: ululeRedis},
 		{Name: "throttled/goredisstore", Algorithm: "GCRA", New: throttledRedis},

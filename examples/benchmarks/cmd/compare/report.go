@@ -122,6 +122,7 @@ func writeReport(w io.Writer, cfg config, start time.Time, redis bool, all []*se
 		fmt.Fprintln(w, "\nRedis scenarios skipped: no redis-server.")
 	}
 	writeDecisions(w, all)
+	writeTargets(w, all)
 	writeHTTP(w, all)
 	if overGrants != nil {
 		writeOverGrants(w, cfg, overGrants)

@@ -34,6 +34,8 @@ type series struct {
 	name      string
 	algorithm string
 	ours      bool
+	baseline  bool // not a limiter (limiters.Impl.Baseline)
+	batched   bool // limiters.Impl.Batched
 	samples   []sample
 	err       error
 }
@@ -63,7 +65,8 @@ func run(cfg config, out, log io.Writer) error {
 					key := sc.Name + "\x00" + one.name
 					s := bySeries[key]
 					if s == nil {
-						s = &series{scenario: sc, index: one.index, name: one.name, algorithm: one.algorithm, ours: one.ours}
+						s = &series{scenario: sc, index: one.index, name: one.name, algorithm: one.algorithm, ours: one.ours,
+							baseline: one.baseline, batched: one.batched}
 						bySeries[key] = s
 					}
 					if s.err != nil {
@@ -104,6 +107,8 @@ type measurement struct {
 	index           int
 	name, algorithm string
 	ours            bool
+	baseline        bool
+	batched         bool
 	measure         func(cfg config, env limiters.Env) (sample, error)
 }
 
@@ -120,6 +125,7 @@ func measurements(sc harness.Scenario, cfg config) []measurement {
 		}
 		for i, impl := range impls {
 			ms = append(ms, measurement{index: i, name: impl.Name, algorithm: impl.Algorithm, ours: impl.Ours,
+				baseline: impl.Baseline, batched: impl.Batched,
 				measure: func(cfg config, env limiters.Env) (sample, error) {
 					l, err := impl.New(env, policy)
 					if err != nil {

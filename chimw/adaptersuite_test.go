@@ -76,3 +76,14 @@ func TestPerIPThroughTheRouter(t *testing.T) {
 		return r
 	})
 }
+
+// TestRouteCostsWhenMounted runs the route-cost check on a chi router with the
+// middleware in r.Use, alone and mounted under a ServeMux.
+func TestRouteCostsWhenMounted(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "/api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		r := chi.NewRouter()
+		r.Use(chimw.Middleware(store, limits, options...))
+		r.Get("/api/report", func(http.ResponseWriter, *http.Request) {})
+		return r
+	})
+}

@@ -50,8 +50,10 @@ func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error)
 	return func(next http.Handler) http.Handler {
 		h := mw(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Pattern == "" || r.Pattern[len(r.Pattern)-1] == '*' {
-				r.Pattern = routePattern(r) // chi sets it again when it routes the request
+			// chi sets r.Pattern again when it routes the request. Until then it may
+			// be empty, a mount's ("/admin/*"), or a ServeMux's that mounts chi ("/api/").
+			if p := routePattern(r); p != "" {
+				r.Pattern = p
 			}
 			h.ServeHTTP(w, r)
 		})

@@ -18,13 +18,15 @@ func Route() keyfuncs.KeyFunc {
 	return keyfuncs.RoutePattern(routePattern)
 }
 
+// routePattern is the pattern of the chi route r goes to. chi's own record of its
+// routing comes first: r.Pattern may be a ServeMux's that mounts the chi router.
 func routePattern(r *http.Request) string {
-	if r.Pattern != "" && !strings.HasSuffix(r.Pattern, "*") {
-		return r.Pattern // chi has routed the request to its endpoint
-	}
 	rctx := chi.RouteContext(r.Context())
 	if rctx == nil || rctx.Routes == nil {
-		return r.Pattern
+		return r.Pattern // not under chi
+	}
+	if n := len(rctx.RoutePatterns); n > 0 && !strings.HasSuffix(rctx.RoutePatterns[n-1], "*") {
+		return rctx.RoutePattern() // chi has routed the request to its endpoint
 	}
 	path := r.URL.RawPath
 	if path == "" {

@@ -75,3 +75,14 @@ func TestPerIPThroughTheRouter(t *testing.T) {
 		return e
 	})
 }
+
+// TestRouteCostsWhenMounted runs the route-cost check on an echo router with the
+// middleware in e.Use, alone and mounted under a ServeMux.
+func TestRouteCostsWhenMounted(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "/api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		e := echo.New()
+		e.Use(echomw.Middleware(store, limits, options...))
+		e.GET("/api/report", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+		return e
+	})
+}

@@ -34,6 +34,7 @@
 // Values stored with c.Set reach the key functions: after
 // c.Set("tenant", "acme") in an authentication middleware,
 // keyfuncs.Tenant("tenant") keys the request as "tenant:acme". The middleware also
-// sets r.Pattern to the echo route (c.Path()) when it is empty, so
-// keyfuncs.Route() keys requests by endpoint here too.
+// sets r.Pattern to the echo route (c.Path()), also over the pattern of a
+// ServeMux that mounts the server, so keyfuncs.Route() and WithRouteCosts see
+// the endpoint here too.
 package echomw

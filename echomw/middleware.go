@@ -99,8 +99,10 @@ func writeError(c echo.Context, err error) error {
 
 func serve(l *httpengine.Limiter, deny DenyHandler, onError ErrorHandler, next echo.HandlerFunc, c echo.Context) (err error) {
 	r := httpengine.WithRouterValues(c.Request(), routerValues{c}) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
-	if r.Pattern == "" {
-		r.Pattern = c.Path()
+	// echo's route wins over a pattern set before it: under a ServeMux that
+	// mounts the server ("/api/"), r.Pattern is the mount's, not the endpoint's.
+	if p := c.Path(); p != "" {
+		r.Pattern = p
 	}
 	c.SetRequest(r)
 	t := l.Start(r, c.Response().Header())

@@ -69,3 +69,14 @@ func TestPerIPThroughTheRouter(t *testing.T) {
 		return r
 	})
 }
+
+// TestRouteCostsWhenMounted runs the route-cost check on a gin engine with the
+// middleware in r.Use, alone and mounted under a ServeMux.
+func TestRouteCostsWhenMounted(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "/api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		r := newEngine()
+		r.Use(ginmw.Middleware(store, limits, options...))
+		r.GET("/api/report", func(c *gin.Context) { c.Status(http.StatusOK) })
+		return r
+	})
+}

@@ -107,8 +107,10 @@ func (m *middleware) handle(c *gin.Context) {
 		r = httpengine.WithRouterValues(r, c)
 		c.Request = r
 	}
-	if r.Pattern == "" {
-		r.Pattern = c.FullPath()
+	// gin's route wins over a pattern set before it: under a ServeMux that
+	// mounts the engine ("/api/"), r.Pattern is the mount's, not the endpoint's.
+	if p := c.FullPath(); p != "" {
+		r.Pattern = p
 	}
 	t := m.limiter.Start(r, c.Writer.Header())
 	switch t.Disposition() {

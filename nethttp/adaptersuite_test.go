@@ -71,3 +71,13 @@ func TestPerIPThroughTheRouter(t *testing.T) {
 		return nethttp.PerIP(rate)(mux)
 	})
 }
+
+// TestRouteCostsWhenMounted runs the route-cost check on a ServeMux wrapped by the
+// middleware, alone and mounted under another ServeMux.
+func TestRouteCostsWhenMounted(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "GET /api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /api/report", func(http.ResponseWriter, *http.Request) {})
+		return nethttp.Middleware(store, limits, options...)(mux)
+	})
+}

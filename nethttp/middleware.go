@@ -105,14 +105,16 @@ type middleware struct {
 	deny         DenyHandler
 	onError      ErrorHandler
 	recordStatus bool
-	pattern      func(*http.Request) string // the route of a request the ServeMux below has not routed yet
+	pattern      func(*http.Request) string // the route the ServeMux below will match
 }
 
 // ServeHTTP decides r and then refuses it, reports an error, or runs the next
 // handler (after a leaky-bucket wait, holding its leases until it returns).
 func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if m.pattern != nil && r.Pattern == "" {
-		r.Pattern = m.pattern(r)
+	if m.pattern != nil { // the ServeMux below wins over a mount's pattern set before it
+		if p := m.pattern(r); p != "" {
+			r.Pattern = p
+		}
 	}
 	t := m.limiter.Start(r, w.Header())
 	switch t.Disposition() {

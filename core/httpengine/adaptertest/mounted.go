@@ -1,0 +1,51 @@
+package adaptertest
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
+)
+
+// AppWide serves GET /api/report (200) on the adapter's real router, behind the
+// adapter's middleware in its app-wide position (r.Use, or around a ServeMux), built
+// from store, limits and options.
+type AppWide func(store core.Store, limits httpengine.Limits, options ...httpengine.Option) http.Handler
+
+// RunMountedRouteCosts checks that a route's cost applies whether the router serves
+// requests itself or is mounted under a ServeMux ("/api/"), which sets r.Pattern to
+// its own pattern before the router runs. pattern is the router's name for the route,
+// as httplimit.WithRouteCosts matches it.
+func RunMountedRouteCosts(t *testing.T, pattern string, build AppWide) {
+	api := core.MustPolicy("api", core.TokenBucket, core.PerHour(20))
+	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	costs := httpengine.WithRouteCosts(map[string]int64{pattern: 5})
+	for _, mounted := range []bool{false, true} {
+		name := "alone"
+		if mounted {
+			name = "under a ServeMux"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := build(newStore(t), httpengine.Limit(api, ip.Key), costs)
+			if mounted {
+				mux := http.NewServeMux()
+				mux.Handle("/api/", h)
+				h = mux
+			}
+			if w := send(h, "/api/report"); w.Code != http.StatusOK || w.Header().Get("RateLimit") != `"api";r=15;t=900` {
+				t.Fatalf("first report: %d, RateLimit %q; want 200 and 15 of 20 left (cost 5)", w.Code, w.Header().Get("RateLimit"))
+			}
+			admitted := 1
+			for range 10 {
+				if send(h, "/api/report").Code == http.StatusOK {
+					admitted++
+				}
+			}
+			if admitted != 4 {
+				t.Fatalf("%d reports admitted, want 4 (cost 5 of 20)", admitted)
+			}
+		})
+	}
+}

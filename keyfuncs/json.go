@@ -24,17 +24,20 @@ var ErrBadJSON = errors.New("keyfuncs: request body is not the expected JSON obj
 // JSONField returns a KeyFunc that keys a request by a top-level string field of
 // a JSON object body, for JSON logins: "json:" + name + ":" + value, such as
 // "json:username:alice". The field is matched as encoding/json matches a struct
-// field (case-insensitively, the last occurrence wins), so the key is the value
-// that json.Unmarshal gives the handler. A long value, or one with control
-// characters, is replaced by its hash ("h:" prefix).
+// field of type string (case-insensitively, the last occurrence wins, and a null
+// leaves the value before it), so the key is the value that json.Unmarshal, or a
+// json.Decoder, gives the handler. A long value, or one with control characters,
+// is replaced by its hash ("h:" prefix).
 //
 // JSONField reads at most MaxJSONBytes of the body and then restores it, so the
-// handler reads the whole body from its first byte. A body without the field,
-// with a null or empty value, or an empty body gets ErrNoKey; a body that is
-// not a JSON object, or whose field is not a string, gets ErrBadJSON; a body
-// over MaxJSONBytes gets ErrFormTooLarge. A body is read only for POST, PUT and
-// PATCH with a JSON content type (application/json or any +json type);
-// otherwise the result is ErrNoKey. JSONField panics when name is empty.
+// handler reads the whole body from its first byte. Only POST, PUT and PATCH
+// bodies are read. A body counts as JSON when its content type says so
+// (application/json or any +json type) or when it starts with "{": many
+// handlers decode JSON whatever the content type says. A body without the
+// field, with a null or empty value, an empty body, or one that is not JSON gets
+// ErrNoKey; a JSON body that is not an object, or whose field is not a string,
+// gets ErrBadJSON; a JSON body over MaxJSONBytes gets ErrFormTooLarge. JSONField
+// panics when name is empty.
 func JSONField(name string) KeyFunc {
 	if name == "" {
 		panic("keyfuncs: JSONField needs a field name")
@@ -60,10 +63,10 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 	}
 	// A struct with one field tagged name: decoding into it matches members the
 	// way the handler's own struct does (exact name, else case-folded; the last
-	// match wins).
+	// match wins, a null excepted).
 	target := reflect.StructOf([]reflect.StructField{{
 		Name: "Value",
-		Type: reflect.TypeFor[json.RawMessage](),
+		Type: reflect.TypeFor[lastNonNull](),
 		Tag:  reflect.StructTag(`json:"` + name + `"`),
 	}})
 	return func(r *http.Request, _ string) (string, error) {
@@ -73,22 +76,24 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 			return "", nil
 		}
 		mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json") {
-			return "", nil
-		}
+		declared := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 		body, err := readBounded(r, MaxJSONBytes)
-		if err != nil {
+		switch {
+		case !declared && !startsObject(body):
+			return "", nil // not JSON, whatever its size: a handler that decodes JSON fails on it
+		case err != nil:
 			return "", err
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
+		case len(bytes.TrimSpace(body)) == 0:
 			return "", nil
 		}
+		// The first JSON value, as a json.Decoder reads it; json.Unmarshal also
+		// rejects what follows it, and then the handler acts on nothing.
 		v := reflect.New(target)
-		if err := json.Unmarshal(body, v.Interface()); err != nil {
+		if err := json.NewDecoder(bytes.NewReader(body)).Decode(v.Interface()); err != nil {
 			return "", fmt.Errorf("%w: %w", ErrBadJSON, err)
 		}
 		raw := v.Elem().Field(0).Bytes()
-		if len(raw) == 0 || string(raw) == "null" {
+		if len(raw) == 0 {
 			return "", nil
 		}
 		var value string
@@ -97,6 +102,34 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 		}
 		return value, nil
 	}
+}
+
+// lastNonNull decodes as a string field does: the last string decoded into it
+// wins, a null leaves it as it was, and any other value is an error. So
+// {"username":"alice","username":null} gives the handler's string field "alice",
+// and the key "alice" too.
+type lastNonNull []byte
+
+// errNotString is the error of a member that a string field cannot hold.
+var errNotString = errors.New("not a string")
+
+// UnmarshalJSON keeps b, a JSON string, and ignores a null.
+func (v *lastNonNull) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+	case len(b) > 0 && b[0] == '"':
+		*v = append((*v)[:0], b...)
+	default:
+		return errNotString
+	}
+	return nil
+}
+
+// startsObject reports whether body's first byte after white space opens a JSON
+// object.
+func startsObject(body []byte) bool {
+	rest := bytes.TrimLeft(body, " \t\r\n")
+	return len(rest) > 0 && rest[0] == '{'
 }
 
 // validJSONTag reports whether encoding/json accepts name as a field's tag name.
@@ -117,7 +150,8 @@ func validJSONTag(name string) bool {
 
 // readBounded reads r's whole body when it holds at most limit bytes, and puts
 // it back as a fresh reader for the handler. A longer body gets ErrFormTooLarge,
-// and the handler still reads all of it.
+// and a failed read its error, each with the bytes read so far; the handler
+// still reads all of the body.
 func readBounded(r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
@@ -131,12 +165,12 @@ func readBounded(r *http.Request, limit int64) ([]byte, error) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, fmt.Errorf("%w: %w", ErrFormTooLarge, err)
+			return body, fmt.Errorf("%w: %w", ErrFormTooLarge, err)
 		}
-		return nil, fmt.Errorf("%w: reading the body: %w", ErrBadJSON, err)
+		return body, fmt.Errorf("%w: reading the body: %w", ErrBadJSON, err)
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("%w: JSON body over %d bytes", ErrFormTooLarge, limit)
+		return body, fmt.Errorf("%w: JSON body over %d bytes", ErrFormTooLarge, limit)
 	}
 	return body, nil
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
-// Route keys a request by its chi route: "route:" + method + " " + the pattern,
-// such as "route:GET /items/{id}", in full even for routes of mounted subrouters.
+// Route keys a request by its chi route: "route:" + the pattern, such as
+// "route:/items/{id}", in full even for routes of mounted subrouters. The
+// route's methods share its budget (see keyfuncs.RoutePattern).
 // It works wherever the middleware sits: in r.With the endpoint's pattern is
 // already known; in r.Use, before chi has routed the request, the pattern is
 // found from the root router (one tree search). A request that matches no route

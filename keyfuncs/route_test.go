@@ -21,8 +21,10 @@ func TestRouteThroughServeMux(t *testing.T) {
 	}{
 		{"GET", "/items/42", "route:GET /items/{id}"},
 		{"GET", "/items/43", "route:GET /items/{id}"},
-		{"HEAD", "/items/42", "route:HEAD /items/{id}"},
-		{"DELETE", "/files/a/b", "route:DELETE /files/"},
+		{"HEAD", "/items/42", "route:GET /items/{id}"}, // the pattern's method: HEAD is served as GET
+		{"DELETE", "/files/a/b", "route:/files/"},      // a pattern without a method: one budget
+		{"GET", "/files/c", "route:/files/"},
+		{"A0", "/files/c", "route:/files/"}, // a method the client made up earns nothing new
 		{"POST", "http://example.com/upload", "route:POST example.com/upload"},
 	}
 	for _, tc := range cases {
@@ -44,10 +46,11 @@ func TestRoutePattern(t *testing.T) {
 	pattern := ""
 	route := RoutePattern(func(*http.Request) string { return pattern })
 	for _, tc := range []struct{ pattern, want string }{
-		{"/users/{id}", "route:GET /users/{id}"},
-		{"/a|b", "route:" + hashed("GET /a|b")},
+		{"/users/{id}", "route:/users/{id}"},
+		{"/a|b", "route:" + hashed("/a|b")},
 		{"GET\t/tabbed", "route:GET /tabbed"},
-		{"/with space/x", "route:GET /with space/x"},
+		{"POST  /spaced", "route:POST /spaced"},
+		{"/with space/x", "route:/with space/x"},
 	} {
 		pattern = tc.pattern
 		if key, err := route(httptest.NewRequest("GET", "/", nil)); err != nil || key != tc.want {

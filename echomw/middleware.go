@@ -118,9 +118,12 @@ func serve(l *httpengine.Limiter, deny DenyHandler, onError ErrorHandler, next e
 		t.Finish(0, true)
 		return err
 	}
-	if t.Wait(r.Context()) != nil {
-		t.Finish(0, false) // the client went away while queued: nothing to answer
-		return nil
+	if werr := t.Wait(r.Context()); werr != nil {
+		// The wait ended before its slot: the client went away, or a deadline set
+		// before this middleware passed. A client still there gets a 503.
+		err = onError(c, werr)
+		t.Finish(0, false)
+		return err
 	}
 	c.SetRequest(t.Request()) // lets a limiter further in merge its decision with this one
 	completed := false

@@ -129,7 +129,10 @@ func (m *middleware) handle(c *gin.Context) {
 		return
 	}
 	if err := t.Wait(r.Context()); err != nil {
-		c.Abort() // the client went away while queued: nothing to answer
+		// The wait ended before its slot: the client went away, or a deadline set
+		// before this middleware passed. A client still there gets a 503.
+		m.onError(c, err)
+		c.Abort()
 		t.Finish(0, false)
 		return
 	}

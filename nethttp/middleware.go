@@ -131,7 +131,10 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := t.Wait(r.Context()); err != nil {
-		t.Finish(0, false) // the client went away while queued: nothing to answer
+		// The wait ended before its slot: the client went away, or a deadline set
+		// before this middleware passed. A client still there gets a 503.
+		m.onError(w, r, err)
+		t.Finish(0, false)
 		return
 	}
 	r = t.Request() // lets a limiter further in merge its decision with this one

@@ -23,8 +23,9 @@
 //		httpengine.WriteError(w, t.Err())
 //		t.Finish(0, true)
 //	case httpengine.Admitted:
-//		if t.Wait(r.Context()) != nil {
-//			t.Finish(0, false) // the client went away while queued
+//		if err := t.Wait(r.Context()); err != nil { // the client left, or a deadline passed
+//			httpengine.WriteError(w, err) // 503, for a client still there
+//			t.Finish(0, false)
 //			return
 //		}
 //		completed := false
@@ -46,9 +47,11 @@
 //     released when the handler panics (completed false: the request keeps its
 //     whole cost). It needs the response status only when RecordsStatus reports
 //     it (WithSettle), so the adapter wraps the response writer only then;
-//   - when NeedsPattern reports it (WithRouteCosts) and the router has not routed
-//     the request yet, the adapter fills r.Pattern with the route it will match
-//     before Start;
+//   - when NeedsPattern reports it (WithRouteCosts), the adapter sets r.Pattern to
+//     its router's route for the request before Start, over a pattern that a
+//     ServeMux mounting the router set;
+//   - a wait that ends early (Wait's error: the client left, or a deadline set
+//     before the middleware passed) is answered as an error, 503;
 //   - a router that keeps values outside the request context (gin's and echo's
 //     c.Set) passes them with WithRouterValues, so that key functions such as
 //     keyfuncs.Tenant read them;

@@ -1,6 +1,7 @@
 package adaptertest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -79,6 +80,24 @@ func RunOptions(t *testing.T, mount Mount) {
 		}
 		if w := send(h, "/x"); w.Code != http.StatusTooManyRequests {
 			t.Fatalf("full queue: %d, want 429 at once", w.Code)
+		}
+	})
+	t.Run("a deadline ends the wait", func(t *testing.T) {
+		queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(1))
+		h := mount(newStore(t), httpengine.Limit(queue, ip.Key))
+		if w := send(h, "/x"); w.Code != 200 {
+			t.Fatalf("head of the queue: %d", w.Code)
+		}
+		// A deadline set before the middleware (a server's, a proxy's) ends the
+		// second request's 1s wait: the client, still there, learns why.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		r := httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx)
+		r.RemoteAddr = "203.0.113.5:4000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+			t.Fatalf("a wait ended by its deadline: %d, Retry-After %q; want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
 		}
 	})
 }

@@ -11,6 +11,6 @@ type Refunder interface {
 	// Refund gives back req's effective cost to req's key at the store's now, as if
 	// that much of an admission had not been spent. It never fills a bucket or
 	// empties a queue beyond what a fresh key has, and gives nothing back to a
-	// window that has already closed. Concurrency leases end with Store.Release.
+	// window that no longer counts. Concurrency leases end with Store.Release.
 	Refund(ctx context.Context, req Request) error
 }

@@ -5,7 +5,8 @@ import "github.com/go-ratelimit/ratelimit/core"
 // Refund is the pure reverse of an admission of cost under p at now: it returns
 // state as if up to cost had not been spent. It never raises a bucket above its
 // capacity, never moves a queue's TAT before now, and gives nothing back to a window
-// that has already closed (the charge has expired with it). Concurrency leases are
+// that no longer counts (a fixed window once closed, a sliding window once it is
+// older than the previous one). Concurrency leases are
 // released with ReleaseLease instead; Refund leaves them unchanged. Stores that
 // implement core.Refunder run it.
 func Refund(s State, policy *core.Policy, now, cost int64) State {
@@ -23,8 +24,16 @@ func Refund(s State, policy *core.Policy, now, cost int64) State {
 			return s
 		}
 		s.TAT = fixedAfter(now, max(0, queued-cost*p.unit), p.refill)
-	case core.FixedWindow, core.SlidingWindow:
+	case core.FixedWindow:
 		if floorDiv(now, p.periodMs) <= s.Window {
+			s.Count = max(0, s.Count-cost)
+		}
+	case core.SlidingWindow:
+		// The state's window, closed, still weighs in the estimate while it is the
+		// previous one: the refund reaches it there too. Refund does not know when
+		// the charge was made: once a later charge has opened a new window, the
+		// refund comes out of that one.
+		if floorDiv(now, p.periodMs) <= s.Window+1 {
 			s.Count = max(0, s.Count-cost)
 		}
 	case core.SlidingLog:

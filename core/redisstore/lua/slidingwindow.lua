@@ -97,10 +97,10 @@ local function commit(key, _, st, p, now, margin)
   redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
--- refund is transition.Refund: the cost comes out of the current window's count, unless
--- that window has closed by now.
+-- refund is transition.Refund: the cost comes out of the state's window, unless that
+-- window is older by now than the previous one, whose count no longer weighs.
 local function refund(key, st, p, now, margin)
-  if not st.window or floordiv(now, p.period) > st.window then
+  if not st.window or floordiv(now, p.period) > st.window + 1 then
     return st
   end
   local back = {window = st.window, count = math.max(st.count - p.cost, 0), previous = st.previous}

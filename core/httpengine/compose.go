@@ -136,6 +136,9 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 				res.Remaining = min(res.Limit, res.Remaining+excess)
 			}
 		}
+		// A carried slot's wait is over: prev's adapter served it (or, in shadow
+		// mode, never enforces it), so the merged request does not wait it again.
+		res.Delay = 0
 		results[e] = res
 	}
 	if allowed {

@@ -137,3 +137,30 @@ func TestConcurrentNestedRequestsChargeExactly(t *testing.T) {
 	}
 	t.Logf("%d of 320 admitted", admitted.Load())
 }
+
+// A leaky-bucket wait the outer Limiter served is not served again by an inner one
+// merged into its decision.
+func TestNestedDoesNotWaitTheOuterDelayAgain(t *testing.T) {
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.Every(20*time.Millisecond), core.WithBurst(2))
+	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(100))
+	for _, shadow := range []bool{false, true} {
+		store, _ := newStore(t)
+		var options []httpengine.Option
+		if shadow {
+			options = append(options, httpengine.WithShadow())
+		}
+		outer := httpengine.Must(store, httpengine.Limit(queue, peerKey), options...)
+		inner := httpengine.Must(store, httpengine.Limit(route, peerKey))
+		innerDelay := time.Duration(-1)
+		handler := func(w http.ResponseWriter, r *http.Request) {
+			tk := inner.Start(r, w.Header())
+			innerDelay = tk.Delay()
+			tk.Finish(http.StatusOK, true)
+		}
+		serve(outer, request("192.0.2.1:1"), handler) // the head of the queue
+		serve(outer, request("192.0.2.1:1"), handler) // a 20ms slot, waited (or not, in shadow mode) outside
+		if innerDelay != 0 {
+			t.Errorf("shadow %v: the merged decision waits %v more", shadow, innerDelay)
+		}
+	}
+}

@@ -87,3 +87,12 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 		return r
 	})
 }
+
+// TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on a chi route.
+func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
+	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {
+		r := chi.NewRouter()
+		r.With(chimw.Middleware(store, limits)).Post("/login", handler)
+		return r
+	})
+}

@@ -27,7 +27,12 @@ func routePattern(r *http.Request) string {
 		return r.Pattern // not under chi
 	}
 	if n := len(rctx.RoutePatterns); n > 0 && !strings.HasSuffix(rctx.RoutePatterns[n-1], "*") {
-		return rctx.RoutePattern() // chi has routed the request to its endpoint
+		// chi has routed the request to its endpoint, and then set r.Pattern to
+		// the route, which RoutePattern would join again on every request.
+		if r.Pattern != "" {
+			return r.Pattern
+		}
+		return rctx.RoutePattern()
 	}
 	path := r.URL.RawPath
 	if path == "" {

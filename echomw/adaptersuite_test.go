@@ -86,3 +86,12 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 		return e
 	})
 }
+
+// TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on an echo route.
+func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
+	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {
+		e := echo.New()
+		e.POST("/login", echo.WrapHandler(handler), echomw.Middleware(store, limits))
+		return e
+	})
+}

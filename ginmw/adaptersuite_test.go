@@ -80,3 +80,12 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 		return r
 	})
 }
+
+// TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on a gin route.
+func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
+	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {
+		r := newEngine()
+		r.POST("/login", ginmw.Middleware(store, limits), gin.WrapF(handler))
+		return r
+	})
+}

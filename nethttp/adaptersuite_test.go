@@ -81,3 +81,12 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 		return nethttp.Middleware(store, limits, options...)(mux)
 	})
 }
+
+// TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on a ServeMux route.
+func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
+	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {
+		mux := http.NewServeMux()
+		mux.Handle("POST /login", nethttp.Middleware(store, limits)(handler))
+		return mux
+	})
+}

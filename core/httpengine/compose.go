@@ -123,7 +123,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		res := prev.results[i] // held[e] > 0: the entry was not decided again
 		switch {
 		case !allowed:
-			res.Allowed, res.RetryAfter, res.Delay, res.Lease = false, 0, 0, 0
+			res.Allowed, res.RetryAfter, res.Lease = false, 0, 0
 			if givenBack { // below
 				res.Remaining = min(res.Limit, res.Remaining+held[e])
 				if res.Remaining == res.Limit {

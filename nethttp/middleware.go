@@ -81,7 +81,7 @@ func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error)
 		if next == nil {
 			panic("nethttp: nil next handler")
 		}
-		m := &middleware{limiter: l, next: next, deny: deny, onError: onError, recordStatus: l.RecordsStatus()}
+		m := &middleware{limiter: l, next: next, deny: deny, onError: onError}
 		if mux, ok := next.(*http.ServeMux); ok && l.NeedsPattern() {
 			m.pattern = func(r *http.Request) string {
 				_, pattern := mux.Handler(r)
@@ -100,12 +100,11 @@ func writeError(w http.ResponseWriter, _ *http.Request, err error) { httpengine.
 
 // middleware is the handler New's middleware returns.
 type middleware struct {
-	limiter      *httpengine.Limiter
-	next         http.Handler
-	deny         DenyHandler
-	onError      ErrorHandler
-	recordStatus bool
-	pattern      func(*http.Request) string // the route the ServeMux below will match
+	limiter *httpengine.Limiter
+	next    http.Handler
+	deny    DenyHandler
+	onError ErrorHandler
+	pattern func(*http.Request) string // the route the ServeMux below will match
 }
 
 // ServeHTTP decides r and then refuses it, reports an error, or runs the next
@@ -138,7 +137,7 @@ func (m *middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = t.Request() // lets a limiter further in merge its decision with this one
-	if m.recordStatus {
+	if t.RecordsStatus() {
 		m.serveRecorded(w, r, t)
 		return
 	}

@@ -36,18 +36,29 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	n := len(prev.reqs) + len(own)
 	t.mergedReqs = growRequests(t.mergedReqs, n)
 	t.mergedResults = growResults(t.mergedResults, n)
-	reqs, results := t.mergedReqs[:0], t.mergedResults[:n]
+	t.mergedSettlers = growSettlers(t.mergedSettlers, n)
+	reqs, results, settlers := t.mergedReqs[:0], t.mergedResults[:n], t.mergedSettlers[:0]
 	held := make([]int64, 0, n) // what prev charged for the entry: a cost, or 1 for a held lease
 	from := make([]int, 0, n)   // the index of the entry in prev.reqs, or -1
 	undo := make([]int, 0, n)   // prev's requests whose charge must be given back if the merge is admitted
 	taken := make([]bool, len(own))
+	// The settle function of a policy is the one of the innermost Limiter that
+	// declares the policy and has one.
+	var settler *Limiter
+	if l.settle != nil {
+		settler = l
+	}
 	for i := range prev.reqs {
 		p := &prev.reqs[i]
 		req := *p
 		var charged int64
+		by := prev.settlerOf(i)
 		if j := indexOfPolicy(own, p.Policy.Name()); j >= 0 {
 			taken[j] = true
 			req = own[j]
+			if settler != nil {
+				by = settler
+			}
 			if prev.allowed && (req.Key != p.Key || req.Policy.ID() != p.Policy.ID()) {
 				undo = append(undo, i) // the inner declaration replaces the outer one
 			} else if prev.allowed {
@@ -57,10 +68,12 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			charged = heldBy(p, &prev.results[i])
 		}
 		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)
+		settlers = append(settlers, by)
 	}
 	for j := range own {
 		if !taken[j] {
 			reqs, held, from = append(reqs, own[j]), append(held, 0), append(from, -1)
+			settlers = append(settlers, settler)
 		}
 	}
 
@@ -156,14 +169,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 	}
 
-	t.reqs, t.results, t.allowed, t.merged = reqs, results[:len(reqs)], allowed, true
-	t.cost = 0
-	for e := range reqs {
-		if reqs[e].Policy.Algorithm() != core.Concurrency {
-			t.cost = reqs[e].EffectiveCost()
-			break
-		}
-	}
+	t.reqs, t.results, t.settlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
 	t.shadow = t.shadow && prev.shadow
 	t.fellBack = t.fellBack || prev.fellBack
 	for _, o := range append([]Observer{prev.l.observer}, prev.extraObservers...) {
@@ -226,6 +232,13 @@ func indexOfPolicy(reqs []core.Request, name string) int {
 func growRequests(s []core.Request, n int) []core.Request {
 	if cap(s) < n {
 		return make([]core.Request, n)
+	}
+	return s[:n]
+}
+
+func growSettlers(s []*Limiter, n int) []*Limiter {
+	if cap(s) < n {
+		return make([]*Limiter, n)
 	}
 	return s[:n]
 }

@@ -45,8 +45,9 @@
 //     a Limiter nested further in merges its own into it;
 //   - Finish is called exactly once, from a deferred function, so that leases are
 //     released when the handler panics (completed false: the request keeps its
-//     whole cost). It needs the response status only when RecordsStatus reports
-//     it (WithSettle), so the adapter wraps the response writer only then;
+//     whole cost). It needs the response status only when Ticket.RecordsStatus
+//     reports it (a settle function covers one of the decision's policies), so
+//     the adapter wraps the response writer only then;
 //   - when NeedsPattern reports it (WithRouteCosts), the adapter sets r.Pattern to
 //     its router's route for the request before Start, over a pattern that a
 //     ServeMux mounting the router set;

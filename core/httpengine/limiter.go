@@ -174,11 +174,6 @@ func (l *Limiter) checkRules() error {
 // adapter to apply.
 func (l *Limiter) AdapterOptions() []any { return l.adapter }
 
-// RecordsStatus reports whether Finish needs the response status (WithSettle is
-// set), so that an adapter which must wrap the response writer to learn it only
-// does so when needed.
-func (l *Limiter) RecordsStatus() bool { return l.settle != nil }
-
 // NeedsPattern reports whether the Limiter reads r.Pattern (WithRouteCosts is
 // set), so that an adapter whose router has not routed the request yet (chi's
 // r.Use, a net/http middleware around a ServeMux) finds the route first.

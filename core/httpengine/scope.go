@@ -9,14 +9,39 @@ import (
 type scopeKey struct{}
 
 // scope is the part of a request's context that the Limiters it passes through
-// share: the ticket holding the request's decision so far, which a Limiter nested
-// inside merges with its own rules (see Start), and the values the router stores
-// outside the request context (gin's and echo's c.Set), which key functions read
-// through Value. One scope is made per request, by the outermost Limiter.
+// share: the tickets holding the request's decisions so far, one of which a
+// Limiter nested inside merges with its own rules (see Start), and the values the
+// router stores outside the request context (gin's and echo's c.Set), which key
+// functions read through Value. One scope is made per request, by the outermost
+// Limiter.
 type scope struct {
 	context.Context
-	last   *Ticket      // the latest admitted decision of the request, nil after its Finish
+	latest *Ticket      // the request's latest admitted decision not finished yet; Ticket.outer links the earlier ones
 	values RouterValues // the router's own values, or nil
+}
+
+// push records t as the request's latest admitted decision. The decisions form a
+// list through Ticket.outer rather than a slice, which keeps the scope, allocated
+// once per request, at 48 bytes: a slice made it 80, and a limited request 437
+// B/op instead of 405 (go test ./nethttp -bench Middleware -benchmem).
+func (s *scope) push(t *Ticket) {
+	t.outer = s.latest
+	s.latest = t
+}
+
+// remove forgets t, which is finishing: the scope may outlive the request, and
+// the ticket is recycled.
+func (s *scope) remove(t *Ticket) {
+	if s.latest == t {
+		s.latest, t.outer = t.outer, nil
+		return
+	}
+	for inner := s.latest; inner != nil; inner = inner.outer {
+		if inner.outer == t {
+			inner.outer, t.outer = t.outer, nil
+			return
+		}
+	}
 }
 
 // Value returns the scope itself for scopeKey, then the router's value for a key

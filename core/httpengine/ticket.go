@@ -51,7 +51,6 @@ type Ticket struct {
 	disposition Disposition
 	allowed     bool          // every policy admitted the request and charged it
 	fellBack    bool          // a key function failed and the fallback key was used
-	cost        int64         // the cost charged to each rate policy
 	delay       time.Duration // the leaky-bucket wait before the handler runs
 	finished    bool          // leases released and costs settled (or given back)
 	shadow      bool          // a refusal lets the request through (every merged Limiter is in shadow mode)
@@ -61,12 +60,15 @@ type Ticket struct {
 	err         error
 
 	next           *http.Request // the request to pass on: r, with the scope in its context
-	scope          *scope        // the request's scope, where this ticket is the latest decision
+	scope          *scope        // the request's scope, where this ticket is an admitted decision
+	outer          *Ticket       // the request's admitted decision before this one, not finished yet
 	extraObservers []Observer    // observers of absorbed tickets other than the Limiter's own
 	ownReqs        []core.Request
 	ownResults     []core.Result
 	mergedReqs     []core.Request
 	mergedResults  []core.Result
+	settlers       []*Limiter // of a merged decision: the Limiter that settles each policy's charge, or nil
+	mergedSettlers []*Limiter // the storage of settlers
 
 	denial Denial
 	event  Event
@@ -181,22 +183,25 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		sc = &scope{Context: ctx}
 		t.next = r.WithContext(sc)
 	}
-	sc.last, t.scope = t, sc
+	sc.push(t)
+	t.scope = sc
 	t.eventDue = true
 	return t
 }
 
 // outerDecision is the admitted decision of an outer Limiter on l's store that a
-// decision of l merges with, or nil.
+// decision of l merges with, or nil. Limiters on other stores may lie between
+// them (httplimit's PerIP builds its own store): they decide separately.
 func outerDecision(sc *scope, l *Limiter) *Ticket {
-	if sc == nil || sc.last == nil {
+	if sc == nil {
 		return nil
 	}
-	prev := sc.last
-	if prev.disposition != Admitted || prev.absorbed || prev.finished || !sameStore(prev.l.store, l.store) {
-		return nil
+	for prev := sc.latest; prev != nil; prev = prev.outer {
+		if prev.disposition == Admitted && !prev.absorbed && !prev.finished && sameStore(prev.l.store, l.store) {
+			return prev
+		}
 	}
-	return prev
+	return nil
 }
 
 // notify tells t's observers about its decision.
@@ -270,9 +275,6 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 			req.Cost, req.Lease = 0, l.leases.next()
 		} else {
 			req.Cost, req.Lease = cost, 0
-			if t.cost == 0 {
-				t.cost = req.EffectiveCost()
-			}
 		}
 	}
 	if dynamic {
@@ -350,25 +352,27 @@ func (t *Ticket) Wait(ctx context.Context) error {
 	case <-timer.C:
 		return nil
 	case <-ctx.Done():
-		t.l.giveBack(t, t.cost)
+		t.l.giveBack(t, giveBackAll, 0)
 		t.finished = true
 		return ctx.Err()
 	}
 }
 
 // Finish ends the request after the handler: it releases concurrency leases and,
-// when WithSettle is set and the handler completed, settles the cost with status
-// (refunding the difference). completed is false when the handler panicked (the
-// adapter calls Finish from a deferred function, so the panic continues after the
-// leases are released); a panicking request keeps its whole cost. For Denied and
-// Failed requests Finish only recycles the Ticket. Call it exactly once.
+// when the handler completed, settles each rate policy's charge with status and
+// the settle function that covers the policy (WithSettle, of the Limiter that
+// declared it, or of an outer one that declared it too), refunding the difference.
+// completed is false when the handler panicked (the adapter calls Finish from a
+// deferred function, so the panic continues after the leases are released); a
+// panicking request keeps its whole cost. For Denied and Failed requests Finish
+// only recycles the Ticket. Call it exactly once.
 func (t *Ticket) Finish(status int, completed bool) {
 	if t == nil {
 		return
 	}
 	l := t.l
-	if t.scope != nil && t.scope.last == t {
-		t.scope.last = nil // the scope may outlive the request; the ticket is recycled
+	if t.scope != nil {
+		t.scope.remove(t)
 	}
 	if t.absorbed {
 		t.reset()
@@ -379,48 +383,95 @@ func (t *Ticket) Finish(status int, completed bool) {
 		l.notify(t)
 	}
 	if t.disposition == Admitted && !t.finished {
-		var refund int64
-		if completed && l.settle != nil && t.allowed && t.cost > 0 {
-			final := min(max(l.settle(t.r, status, t.cost), 0), t.cost)
-			refund = t.cost - final
+		how := giveBackLeases
+		if completed {
+			how = giveBackSettled
 		}
-		l.giveBack(t, refund)
+		l.giveBack(t, how, status)
 	}
 	t.reset()
 	l.tickets.Put(t)
 }
 
-// giveBack releases t's concurrency leases and refunds refund of each rate
-// policy's charge, on a context detached from the (perhaps cancelled) request and
-// bounded by the release timeout. Failures go to the observer.
-func (l *Limiter) giveBack(t *Ticket, refund int64) {
+// giveBackMode is what giveBack gives back of each rate policy's charge.
+type giveBackMode uint8
+
+const (
+	giveBackLeases  giveBackMode = iota // nothing: the handler panicked
+	giveBackSettled                     // what the policy's settle function does not keep
+	giveBackAll                         // everything: the request never reached its handler
+)
+
+// giveBack releases t's concurrency leases and gives back what how says of each
+// rate policy's charge, on a context detached from the (perhaps cancelled)
+// request and bounded by the release timeout. Failures go to the observers.
+func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 	if !t.allowed {
 		return
 	}
-	work := refund > 0 && l.refunder != nil
-	for i := range t.results {
-		work = work || t.results[i].Lease != 0
-	}
-	if !work {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.r.Context()), l.releaseTimeout)
-	defer cancel()
+	var ctx context.Context // made on first use: most requests give nothing back
 	for i := range t.reqs {
 		req := &t.reqs[i]
-		if lease := t.results[i].Lease; lease != 0 {
+		lease := t.results[i].Lease
+		var refund int64
+		switch {
+		case lease != 0 || req.Policy.Algorithm() == core.Concurrency || l.refunder == nil:
+		case how == giveBackAll:
+			refund = req.EffectiveCost()
+		case how == giveBackSettled:
+			if s := t.settlerOf(i); s != nil {
+				charged := req.EffectiveCost()
+				refund = charged - min(max(s.settle(t.r, status, charged), 0), charged)
+			}
+		}
+		if lease == 0 && refund == 0 {
+			continue
+		}
+		if ctx == nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(t.r.Context()), l.releaseTimeout)
+			defer cancel()
+		}
+		if lease != 0 {
 			if err := l.store.Release(ctx, *req, lease); err != nil {
 				l.afterError(t.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
 			}
 			continue
 		}
-		if refund > 0 && l.refunder != nil {
-			give := core.Request{Policy: req.Policy, Key: req.Key, Cost: min(refund, req.EffectiveCost())}
-			if err := l.refunder.Refund(ctx, give); err != nil {
-				l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
-			}
+		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: refund}
+		if err := l.refunder.Refund(ctx, give); err != nil {
+			l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		}
 	}
+}
+
+// settlerOf is the Limiter whose settle function settles the charge of t's i-th
+// request, or nil.
+func (t *Ticket) settlerOf(i int) *Limiter {
+	if t.merged {
+		return t.settlers[i]
+	}
+	if t.l.settle != nil {
+		return t.l
+	}
+	return nil
+}
+
+// RecordsStatus reports whether Finish needs the response status: a settle
+// function covers one of the decision's policies (WithSettle, set on this
+// Limiter or on an outer one whose decision this one merged). An adapter that
+// must wrap the response writer to learn the status asks after Start, and wraps
+// only then.
+func (t *Ticket) RecordsStatus() bool {
+	if t == nil || t.disposition != Admitted {
+		return false
+	}
+	for i := range t.reqs {
+		if t.settlerOf(i) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *Limiter) afterError(r *http.Request, err error) {
@@ -450,14 +501,16 @@ func (t *Ticket) reset() {
 		t.event = Event{}
 	}
 	t.disposition, t.allowed, t.fellBack, t.finished = Skipped, false, false, false
-	t.cost, t.delay, t.err = 0, 0, nil
-	if t.next != nil || t.scope != nil {
-		t.next, t.scope = nil, nil
+	t.delay, t.err = 0, nil
+	if t.next != nil || t.scope != nil || t.outer != nil {
+		t.next, t.scope, t.outer = nil, nil, nil
 	}
 	t.eventDue, t.absorbed = false, false
 	if t.merged {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults
+		clear(t.settlers)
+		t.settlers = nil
 		clear(t.extraObservers)
 		t.extraObservers = t.extraObservers[:0]
 	}

@@ -1,0 +1,127 @@
+package httpengine_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+// refundOn5xx keeps nothing of a request that failed on the server.
+func refundOn5xx(_ *http.Request, status int, charged int64) int64 {
+	if status >= 500 {
+		return 0
+	}
+	return charged
+}
+
+func failing(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) }
+
+// left is what a fresh cost-1 probe of policy at peerKey's key leaves; the
+// probe itself is counted back.
+func left(t *testing.T, store core.Store, policy core.Policy) int64 {
+	t.Helper()
+	res, err := store.Decide(context.Background(), core.Request{Policy: policy, Key: "ip:192.0.2.1", Cost: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Remaining + 1
+}
+
+// Each policy of a stack gets back what it was charged, whatever its own cost.
+func TestSettleRefundsEachPolicyItsOwnCharge(t *testing.T) {
+	store, _ := newStore(t)
+	cheap := core.MustPolicy("cheap", core.FixedWindow, core.PerMinute(10))
+	dear := core.MustPolicy("dear", core.FixedWindow, core.PerMinute(10), core.WithDefaultCost(4))
+	var charges []int64
+	l := httpengine.Must(store, httpengine.Stack(httpengine.Limit(cheap, peerKey), httpengine.Limit(dear, peerKey)),
+		httpengine.WithSettle(func(r *http.Request, status int, charged int64) int64 {
+			charges = append(charges, charged)
+			return refundOn5xx(r, status, charged)
+		}))
+	serve(l, request("192.0.2.1:1"), failing)
+	if len(charges) != 2 || charges[0] != 1 || charges[1] != 4 {
+		t.Fatalf("the settle function saw charges %v, want [1 4]", charges)
+	}
+	if c, d := left(t, store, cheap), left(t, store, dear); c != 10 || d != 10 {
+		t.Fatalf("after a refunded request: cheap has %d, dear %d, want 10 and 10", c, d)
+	}
+}
+
+// A route's settle function gives back what the route's policies were charged,
+// and nothing of an app-wide policy it does not declare.
+func TestNestedSettleRefundsOnlyItsOwnPolicies(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(10))
+	outer := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	inner := httpengine.Must(store, httpengine.Limit(route, peerKey), httpengine.WithCost(5), httpengine.WithSettle(refundOn5xx))
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		serve(inner, r, failing)
+	})
+	if a, b := left(t, store, api), left(t, store, route); a != 9 || b != 10 {
+		t.Fatalf("after a failed request: api has %d, route %d; want 9 (no settle app-wide) and 10 (refunded 5)", a, b)
+	}
+}
+
+// An app-wide settle function still settles the app-wide policy of a request a
+// route limiter merged into its decision; a policy the route redeclares without a
+// settle function of its own is settled by the app-wide one, at the route's cost.
+func TestNestedKeepsTheOuterSettle(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(10))
+	for _, tc := range []struct {
+		name      string
+		inner     httpengine.Limits
+		options   []httpengine.Option
+		api, rout int64
+	}{
+		{"other policy", httpengine.Limit(route, peerKey), nil, 10, 9},
+		{"same policy, higher cost", httpengine.Limit(api, peerKey), []httpengine.Option{httpengine.WithCost(3)}, 10, 10},
+	} {
+		store, _ := newStore(t)
+		outer := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithSettle(refundOn5xx))
+		inner := httpengine.Must(store, tc.inner, tc.options...)
+		var innerStatusRecorded bool
+		serve(outer, request("192.0.2.1:1"), func(w http.ResponseWriter, r *http.Request) {
+			tk := inner.Start(r, w.Header())
+			innerStatusRecorded = tk.RecordsStatus()
+			rec := httptest.NewRecorder()
+			failing(rec, tk.Request())
+			tk.Finish(rec.Code, true)
+		})
+		if !innerStatusRecorded {
+			t.Errorf("%s: the merged ticket does not ask for the status its settlement needs", tc.name)
+		}
+		if a, b := left(t, store, api), left(t, store, route); a != tc.api || b != tc.rout {
+			t.Errorf("%s: api has %d, route %d; want %d and %d", tc.name, a, b, tc.api, tc.rout)
+		}
+	}
+}
+
+// A Limiter on another store between two layers does not stop the inner one from
+// merging with the outer decision of its own store.
+func TestNestedMergesAcrossALimiterOnAnotherStore(t *testing.T) {
+	store, _ := newStore(t)
+	other, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	peer := core.MustPolicy("peer", core.FixedWindow, core.PerMinute(100))
+	outer := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	middle := httpengine.Must(other, httpengine.Limit(peer, peerKey))
+	inner := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(5))
+	var got *httptest.ResponseRecorder
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		serve(middle, r, func(_ http.ResponseWriter, r *http.Request) {
+			got = serve(inner, r, ok)
+		})
+	})
+	if got.Header().Get("RateLimit") != `"api";r=5;t=60` {
+		t.Fatalf("RateLimit %q, want r=5: api charged once, at the inner cost", got.Header().Get("RateLimit"))
+	}
+	if a, p := left(t, store, api), left(t, other, peer); a != 5 || p != 99 {
+		t.Fatalf("api has %d, peer %d; want 5 and 99", a, p)
+	}
+}

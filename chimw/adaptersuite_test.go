@@ -61,7 +61,7 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 			})
 		}
 		r.Use(mws(layout.App)...)
-		r.With(mws(layout.Route)...).Get("/x", func(http.ResponseWriter, *http.Request) {})
+		r.With(mws(layout.Route)...).Get("/x", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(adaptertest.Status(r)) })
 		r.Get("/y", func(http.ResponseWriter, *http.Request) {})
 		return r
 	})

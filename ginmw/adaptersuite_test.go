@@ -54,7 +54,7 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 		}
 		r.Use(handlers(layout.App)...)
 		ok := func(c *gin.Context) { c.Status(http.StatusOK) }
-		r.GET("/x", append(handlers(layout.Route), ok)...)
+		r.GET("/x", append(handlers(layout.Route), func(c *gin.Context) { c.Status(adaptertest.Status(c.Request)) })...)
 		r.GET("/y", ok)
 		return r
 	})

@@ -50,7 +50,7 @@ func TestCompositionThroughTheRouter(t *testing.T) {
 		}
 		ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 		mux := http.NewServeMux()
-		mux.Handle("GET /x", wrap(ok, layout.Route))
+		mux.Handle("GET /x", wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(adaptertest.Status(r)) }), layout.Route))
 		mux.Handle("GET /y", ok)
 		h := wrap(mux, layout.App)
 		if layout.ValueKey == "" {

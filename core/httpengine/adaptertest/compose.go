@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -25,9 +26,26 @@ type Layout struct {
 	ValueKey string
 }
 
-// Build returns the adapter's real router for layout, serving GET /x and GET /y
-// with 200.
+// Build returns the adapter's real router for layout, serving GET /x and GET /y.
+// GET /x answers with the status Status reads from the request, GET /y with 200.
 type Build func(layout Layout) http.Handler
+
+// Status is the status GET /x answers with: the request's X-Status header, or 200.
+func Status(r *http.Request) int {
+	if code, err := strconv.Atoi(r.Header.Get("X-Status")); err == nil && code >= 200 && code <= 599 {
+		return code
+	}
+	return http.StatusOK
+}
+
+// refundOn5xx is a settle function that keeps nothing of a request that failed on
+// the server.
+func refundOn5xx(_ *http.Request, status int, charged int64) int64 {
+	if status >= 500 {
+		return 0
+	}
+	return charged
+}
 
 // RunComposition runs the nesting scenarios through an adapter: limiters declared
 // app-wide and per route make one decision per request, and values stored the
@@ -36,6 +54,7 @@ func RunComposition(t *testing.T, build Build) {
 	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 	type step struct {
 		path, value string
+		status      string // the X-Status header: what GET /x answers
 		code        int
 		rateLimit   string
 		policy      string
@@ -43,7 +62,7 @@ func RunComposition(t *testing.T, build Build) {
 	run := func(t *testing.T, h http.Handler, steps []step) {
 		t.Helper()
 		for i, s := range steps {
-			w := send(h, s.path, "X-Value", s.value)
+			w := send(h, s.path, "X-Value", s.value, "X-Status", s.status)
 			if w.Code != s.code || w.Header().Get("RateLimit") != s.rateLimit ||
 				(s.policy != "" && w.Header().Get("RateLimit-Policy") != s.policy) ||
 				len(w.Header().Values("RateLimit")) > 1 || len(w.Header().Values("RateLimit-Policy")) > 1 {
@@ -115,6 +134,56 @@ func RunComposition(t *testing.T, build Build) {
 		run(t, h, []step{
 			{path: "/x", code: 200, rateLimit: `"api";r=5;t=60`},
 			{path: "/y", code: 200, rateLimit: `"api";r=4;t=60`},
+			{path: "/x", code: 429, rateLimit: `"api";r=4;t=60`},
+		})
+	})
+
+	t.Run("app-wide settle survives a route limiter", func(t *testing.T) {
+		store := newStore(t)
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(10))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithSettle(refundOn5xx))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key))},
+		})
+		run(t, h, []step{
+			{path: "/x", status: "502", code: 502, rateLimit: `"api";r=9;t=60, "route";r=9;t=60`},
+			// The app-wide settle gave api's charge back; the route has none.
+			{path: "/x", code: 200, rateLimit: `"api";r=9;t=60, "route";r=8;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=8;t=60`},
+		})
+	})
+
+	t.Run("route settle refunds only the route's policies", func(t *testing.T) {
+		store := newStore(t)
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(10))
+		h := build(Layout{
+			App: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key),
+				httpengine.WithCost(5), httpengine.WithSettle(refundOn5xx))},
+		})
+		run(t, h, []step{
+			{path: "/x", status: "502", code: 502, rateLimit: `"api";r=9;t=60, "route";r=5;t=60`},
+			// The route's 5 came back; api, which the route does not declare, keeps its 1.
+			{path: "/x", code: 200, rateLimit: `"api";r=8;t=60, "route";r=5;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=7;t=60`},
+		})
+	})
+
+	t.Run("a limiter on another store between the layers", func(t *testing.T) {
+		store := newStore(t)
+		peer := core.MustPolicy("peer", core.FixedWindow, core.PerMinute(100))
+		h := build(Layout{
+			App: []*httpengine.Limiter{
+				httpengine.Must(store, httpengine.Limit(api, ip.Key)),
+				httpengine.Must(newStore(t), httpengine.Limit(peer, ip.Key)),
+			},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithCost(5))},
+		})
+		run(t, h, []step{
+			// Charged once, at the route's cost: 5, not 1 + 5.
+			{path: "/x", code: 200, rateLimit: `"api";r=5;t=60`},
+			// The limiter on the other store writes its fields last.
+			{path: "/y", code: 200, rateLimit: `"peer";r=98;t=60`},
 			{path: "/x", code: 429, rateLimit: `"api";r=4;t=60`},
 		})
 	})

@@ -53,9 +53,14 @@ func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 func WithRouteCosts(costs map[string]int64) Option { return httpengine.WithRouteCosts(costs) }
 
 // WithSettle settles each admitted request's cost after its handler returns and
-// refunds the difference. The store must implement core.Refunder (the memory and
-// Redis stores do): construction fails otherwise. A handler that panics is not
-// settled: it keeps its whole cost.
+// refunds the difference. settle is called once for each rate policy the
+// limiter declares, with what that policy charged (policies of a stack may cost
+// differently). When limiters compose (see Composition), a policy is settled by
+// the innermost limiter that declares it and has a settle function: an app-wide
+// WithSettle keeps settling the app-wide policies of requests a route's limiter
+// merged, and a route's settles only what the route declares. The store must
+// implement core.Refunder (the memory and Redis stores do): construction fails
+// otherwise. A handler that panics is not settled: it keeps its whole cost.
 func WithSettle(settle SettleFunc) Option { return httpengine.WithSettle(settle) }
 
 // WithSkip exempts the requests for which skip returns true: they are neither

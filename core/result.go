@@ -24,6 +24,10 @@ type Result struct {
 	// Lease identifies the concurrency lease an admitted request holds; release it with
 	// Store.Release when the request ends.
 	Lease uint64
+	// DecidedAt is the store's clock when it decided, to the millisecond. A refund of
+	// this charge passes it to Refunder.Refund, which gives the cost back to the
+	// window the charge was counted in. Zero when no store decided (Unenforced).
+	DecidedAt time.Time
 	// Unenforced reports that the policy could not be enforced (its store failed and its
 	// failure mode admits): the request was let through without being counted.
 	Unenforced bool

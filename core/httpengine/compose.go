@@ -212,7 +212,7 @@ func (l *Limiter) giveBackOne(prev *Ticket, i int, amount int64) bool {
 		return false
 	}
 	req.Cost, req.Lease = amount, 0
-	if err := l.refunder.Refund(ctx, req); err != nil {
+	if err := l.refunder.Refund(ctx, req, prev.results[i].DecidedAt); err != nil {
 		l.afterError(prev.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		return false
 	}

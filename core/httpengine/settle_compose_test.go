@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // refundOn5xx keeps nothing of a request that failed on the server.
@@ -123,5 +124,35 @@ func TestNestedMergesAcrossALimiterOnAnotherStore(t *testing.T) {
 	}
 	if a, p := left(t, store, api), left(t, other, peer); a != 5 || p != 99 {
 		t.Fatalf("api has %d, peer %d; want 5 and 99", a, p)
+	}
+}
+
+// A request admitted at the end of a window whose handler fails after another
+// request opened the next window: its refund goes back to the window it was
+// counted in, never to the newer one, which would then admit one request more than
+// its limit.
+func TestSettleRefundsTheWindowTheChargeWasCountedIn(t *testing.T) {
+	for _, tc := range []struct {
+		alg     core.Algorithm
+		checkAt int64 // ms after the first window began
+	}{
+		{core.FixedWindow, 60_010}, // the next window holds the second request alone
+		{core.SlidingLog, 120_000}, // the first request's entry is gone, the second's is not
+	} {
+		t.Run(string(tc.alg), func(t *testing.T) {
+			store, clock := newStore(t)
+			p := core.MustPolicy("api", tc.alg, core.PerMinute(3))
+			l := httpengine.Must(store, httpengine.Limit(p, peerKey), httpengine.WithSettle(refundOn5xx))
+			clock.Set(storetest.Start + 59_999)
+			serve(l, request("192.0.2.1:1"), func(w http.ResponseWriter, _ *http.Request) {
+				clock.Set(storetest.Start + 60_010)
+				serve(l, request("192.0.2.1:1"), func(http.ResponseWriter, *http.Request) {})
+				w.WriteHeader(http.StatusBadGateway)
+			})
+			clock.Set(storetest.Start + tc.checkAt)
+			if got := left(t, store, p); got != 2 {
+				t.Fatalf("after the refund: %d left, want 2 (the second request still counts)", got)
+			}
+		})
 	}
 }

@@ -439,7 +439,7 @@ func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 			continue
 		}
 		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: refund}
-		if err := l.refunder.Refund(ctx, give); err != nil {
+		if err := l.refunder.Refund(ctx, give, t.results[i].DecidedAt); err != nil {
 			l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		}
 	}

@@ -58,7 +58,9 @@ func WithRouteCosts(costs map[string]int64) Option { return httpengine.WithRoute
 // differently). When limiters compose (see Composition), a policy is settled by
 // the innermost limiter that declares it and has a settle function: an app-wide
 // WithSettle keeps settling the app-wide policies of requests a route's limiter
-// merged, and a route's settles only what the route declares. The store must
+// merged, and a route's settles only what the route declares. A refund goes back
+// to the window that counted the charge (core.Refunder): a handler that ends after
+// another request opened the next window gives nothing to that window. The store must
 // implement core.Refunder (the memory and Redis stores do): construction fails
 // otherwise. A handler that panics is not settled: it keeps its whole cost.
 func WithSettle(settle SettleFunc) Option { return httpengine.WithSettle(settle) }

@@ -140,7 +140,7 @@ func TestCancelledContextIsHonoured(t *testing.T) {
 			if err := store.Release(tc.ctx, core.Request{Policy: c, Key: "k"}, 1); !errors.Is(err, tc.want) {
 				t.Errorf("Release: %v, want %v", err, tc.want)
 			}
-			if err := store.Refund(tc.ctx, req); !errors.Is(err, tc.want) {
+			if err := store.Refund(tc.ctx, req, clock.Now()); !errors.Is(err, tc.want) {
 				t.Errorf("Refund: %v, want %v", err, tc.want)
 			}
 			if st := store.Stats(); st.Keys != 0 {

@@ -422,9 +422,10 @@ func (s *Store) Close() error {
 
 var _ core.Refunder = (*Store)(nil)
 
-// Refund gives back req's effective cost (see transition.Refund). A key without an entry
-// (evicted once recovered, or decided against the overflow entry) gets nothing back.
-func (s *Store) Refund(ctx context.Context, req core.Request) error {
+// Refund gives back req's effective cost, charged at chargedAt (see
+// core.Refunder). A key without an entry (evicted once recovered, or decided against
+// the overflow entry) gets nothing back.
+func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -437,7 +438,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
 	if e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key); e != nil {
-		e.state = transition.Refund(e.state, &req.Policy, now, req.EffectiveCost())
+		e.state = transition.Refund(e.state, &req.Policy, now, chargedAt.UnixMilli(), req.EffectiveCost())
 		e.mu.Unlock()
 	}
 	return nil

@@ -120,10 +120,11 @@ func TestRefund(t *testing.T) {
 	clock := storetest.NewClock()
 	store := newTestStore(t, clock)
 	p := core.MustPolicy("refund", core.FixedWindow, core.PerMinute(3))
+	var charged core.Result
 	for i := 0; i < 3; i++ {
-		mustDecide(t, store, core.Request{Policy: p, Key: "k"})
+		charged = mustDecide(t, store, core.Request{Policy: p, Key: "k"})
 	}
-	if err := store.Refund(context.Background(), core.Request{Policy: p, Key: "k", Cost: 2}); err != nil {
+	if err := store.Refund(context.Background(), core.Request{Policy: p, Key: "k", Cost: 2}, charged.DecidedAt); err != nil {
 		t.Fatal(err)
 	}
 	res := mustDecide(t, store, core.Request{Policy: p, Key: "k"})

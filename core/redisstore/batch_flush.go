@@ -166,7 +166,7 @@ func (b *batcher) answer(c *batchCmd) {
 		}
 		return
 	}
-	entries, err := splitBatchReply(c.cmd.Val(), len(c.calls))
+	now, entries, err := splitBatchReply(c.cmd.Val(), len(c.calls))
 	if err != nil {
 		for _, call := range c.calls {
 			call.answer(core.Result{}, unexpectedReply([]core.Request{call.req}, err))
@@ -174,19 +174,20 @@ func (b *batcher) answer(c *batchCmd) {
 		return
 	}
 	for i, call := range c.calls {
-		call.answer(batchDecision(call, entries[i]))
+		call.answer(batchDecision(call, now, entries[i]))
 	}
 }
 
-// batchDecision reads one decision's entry of a batch reply as Store.Decide does.
-func batchDecision(call *batchCall, entry batchEntry) (core.Result, error) {
+// batchDecision reads one decision's entry of a batch reply, decided at now, as
+// Store.Decide does.
+func batchDecision(call *batchCall, now int64, entry batchEntry) (core.Result, error) {
 	reqs := []core.Request{call.req}
 	if entry.err != nil {
 		return core.Result{}, wrapError(call.ctx, reqs, entry.err)
 	}
 	var result core.Result
 	f := entry.fields
-	if !fillResult(&call.req, f[0], f[1], f[2], f[3], f[4], &result) {
+	if !fillResult(&call.req, now, f[0], f[1], f[2], f[3], f[4], &result) {
 		return core.Result{}, unexpectedReply(reqs, fmt.Errorf("fields %v", f))
 	}
 	return result, nil

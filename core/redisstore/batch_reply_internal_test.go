@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// encodeBatchReply writes entries as lua/batch.lua does.
-func encodeBatchReply(entries []batchEntry) []int64 {
-	var reply []int64
+// encodeBatchReply writes entries, decided at now, as lua/batch.lua does.
+func encodeBatchReply(now int64, entries []batchEntry) []int64 {
+	reply := []int64{now}
 	for _, e := range entries {
 		if e.err == nil {
 			reply = append(reply, e.fields...)
@@ -42,7 +42,7 @@ func sameEntries(a, b []batchEntry) bool {
 // documents, and refuses replies of other shapes.
 func TestSplitBatchReply(t *testing.T) {
 	msg := "WRONGTYPE Operation"
-	reply := []int64{1, 4, 0, 100, 0}
+	reply := []int64{1_800_000_000_000, 1, 4, 0, 100, 0}
 	reply = append(reply, -int64(len(msg)))
 	for i := 0; i < len(msg); i++ {
 		reply = append(reply, int64(msg[i]))
@@ -53,14 +53,17 @@ func TestSplitBatchReply(t *testing.T) {
 		{err: batchReplyError(msg)},
 		{fields: []int64{0, 0, 250, 1000, 0}},
 	}
-	got, err := splitBatchReply(reply, len(entries))
+	now, got, err := splitBatchReply(reply, len(entries))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if now != reply[0] {
+		t.Fatalf("now %d, want %d", now, reply[0])
 	}
 	if !sameEntries(got, entries) {
 		t.Fatalf("got %+v, want %+v", got, entries)
 	}
-	if again := encodeBatchReply(entries); !slices.Equal(again, reply) {
+	if again := encodeBatchReply(now, entries); !slices.Equal(again, reply) {
 		t.Fatalf("encodeBatchReply wrote %v, want %v", again, reply)
 	}
 	var redisErr batchReplyError
@@ -68,14 +71,17 @@ func TestSplitBatchReply(t *testing.T) {
 		t.Fatalf("the error %v is not a batchReplyError", got[1].err)
 	}
 	for _, bad := range [][]int64{
-		nil,                         // too short
-		{1, 4, 0},                   // a decision cut short
-		{-3, 65, 66},                // error cut short
-		{-2, 65, 256},               // not a byte
-		{-(maxBatchErrorBytes + 1)}, // too long an error
-		{1, 4, 0, 100, 0, 9},        // integers left over
+		nil,                            // no instant
+		{-1, 1, 4, 0, 100, 0},          // an instant before the epoch
+		{1 << 53, 1, 4, 0, 100, 0},     // an instant beyond any clock
+		{5},                            // no decision
+		{5, 1, 4, 0},                   // a decision cut short
+		{5, -3, 65, 66},                // error cut short
+		{5, -2, 65, 256},               // not a byte
+		{5, -(maxBatchErrorBytes + 1)}, // too long an error
+		{5, 1, 4, 0, 100, 0, 9},        // integers left over
 	} {
-		if _, err := splitBatchReply(bad, 1); err == nil {
+		if _, _, err := splitBatchReply(bad, 1); err == nil {
 			t.Errorf("%v: no error", bad)
 		}
 	}
@@ -93,15 +99,15 @@ func FuzzSplitBatchReply(f *testing.F) {
 			reply = append(reply, int64(binary.LittleEndian.Uint64(data)))
 			data = data[8:]
 		}
-		entries, err := splitBatchReply(reply, int(n))
+		now, entries, err := splitBatchReply(reply, int(n))
 		if err != nil {
 			return
 		}
 		if len(entries) != int(n) {
 			t.Fatalf("%d entries, want %d", len(entries), n)
 		}
-		again, err := splitBatchReply(encodeBatchReply(entries), int(n))
-		if err != nil || !sameEntries(again, entries) {
+		nowAgain, again, err := splitBatchReply(encodeBatchReply(now, entries), int(n))
+		if err != nil || nowAgain != now || !sameEntries(again, entries) {
 			t.Fatalf("decoded %+v, encoded again and decoded %+v (%v)", entries, again, err)
 		}
 	})

@@ -53,6 +53,11 @@ func FuzzDecideArguments(f *testing.F) {
 		"charge redis 1 gcra|100|1|10 3 0",
 		"peek 5 60000 log|5|60000 1 0",
 		"refund 1767225600000 1 fw|3|250 1 0",
+		"refund 1767225600000 1 sw|3|250 1 1767225599999",
+		"refund 1767225600000 1 log|5|60000 2 -1",
+		"refund 1767225600000 1 log|5|60000 2 1e3",
+		"refund 1767225600000 1 fw|3|250 1 123456789012345678901",
+		"refund 1767225600000 1 cc|2|1000 1 -7",
 		"undo 1767225600000 1 cc|2|1000 1 7",
 		"charge 1767225600000 1 cc|2|1000 1 18446744073709551615",
 		"charge 1767225600000 1 cc|2|1000 1 -7",
@@ -185,7 +190,7 @@ func FuzzBatchArguments(f *testing.F) {
 				args = append(args, strings.ReplaceAll(field, "|", " "))
 			}
 			checkScriptAnswer(t, server, client, line, args, func(reply []int64) error {
-				_, err := splitBatchReply(reply, n)
+				_, _, err := splitBatchReply(reply, n)
 				return err
 			})
 		}

@@ -29,7 +29,7 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 	for i := range reqs {
 		f := reply[2+fieldsPerResult*i : 2+fieldsPerResult*(i+1)]
 		admitted, remaining, retry, reset, delay := f[0], f[1], f[2], f[3], f[4]
-		if !fillResult(&reqs[i], admitted, remaining, retry, reset, delay, &results[i]) {
+		if !fillResult(&reqs[i], now, admitted, remaining, retry, reset, delay, &results[i]) {
 			return 0, false, fmt.Errorf("policy %q: fields %v", reqs[i].Policy.Name(), f)
 		}
 		every = every && admitted == 1
@@ -40,9 +40,9 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 	return now, all == 1, nil
 }
 
-// fillResult checks one policy's fields of a reply and, when they are well formed,
-// fills result with them.
-func fillResult(req *core.Request, admitted, remaining, retry, reset, delay int64, result *core.Result) bool {
+// fillResult checks one policy's fields of a reply, decided at now, and, when they
+// are well formed, fills result with them.
+func fillResult(req *core.Request, now, admitted, remaining, retry, reset, delay int64, result *core.Result) bool {
 	p := &req.Policy
 	if admitted < 0 || admitted > 1 || remaining > p.Capacity()+1 || -remaining >= maxReplyValue ||
 		!inRange(retry) || !inRange(reset) || !inRange(delay) || admitted == 1 && retry != 0 {
@@ -56,6 +56,7 @@ func fillResult(req *core.Request, admitted, remaining, retry, reset, delay int6
 		RetryAfter: time.Duration(retry) * time.Millisecond,
 		ResetAfter: time.Duration(reset) * time.Millisecond,
 		Delay:      time.Duration(delay) * time.Millisecond,
+		DecidedAt:  time.UnixMilli(now),
 	}
 	if admitted == 1 && p.Algorithm() == core.Concurrency {
 		result.Lease = req.Lease

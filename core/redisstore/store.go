@@ -193,11 +193,12 @@ func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.
 	return at, allowed, nil
 }
 
-// Refund gives back req's effective cost to req's key at the store's now, exactly as
-// the Go transitions do (core/internal/transition): never above a bucket's capacity,
-// never a queue's TAT before now, nothing to a window that has closed. Concurrency
+// Refund gives back req's effective cost to req's key, charged at chargedAt
+// (core.Refunder), exactly as the Go transitions do (core/internal/transition):
+// never above a bucket's capacity, never a queue's TAT before now, and to a window
+// only when it is the one that counted the charge and still counts. Concurrency
 // leases end with Release instead.
-func (s *Store) Refund(ctx context.Context, req core.Request) error {
+func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -211,8 +212,26 @@ func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	reqs := [1]core.Request{req}
 	keys := [1]string{s.stateKey(&req.Policy, req.Key)}
 	var results [1]core.Result
-	_, _, err = s.decide(ctx, modeRefund, now, reqs[:], keys[:], results[:])
-	return err
+	script := s.scripts.stackFor(reqs[:])
+	args := s.stackArgs(script.sha, modeRefund, now, reqs[:], keys[:])
+	args[len(args)-1] = chargedArg(chargedAt) // in refund mode, the lease argument says when the charge was taken
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
+	if err != nil {
+		return wrapError(ctx, reqs[:], err)
+	}
+	if _, _, err := parseDecision(reply.Val(), reqs[:], results[:]); err != nil {
+		return unexpectedReply(reqs[:], err)
+	}
+	return nil
+}
+
+// chargedArg is the refund script's instant of a charge: ms since the epoch, or -1
+// (no window's) for a zero or pre-epoch time.
+func chargedArg(at time.Time) int64 {
+	if at.IsZero() || at.UnixMilli() < 0 {
+		return -1
+	}
+	return at.UnixMilli()
 }
 
 // Release ends a concurrency lease. Releasing a lease that expired or was released

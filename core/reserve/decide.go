@@ -57,7 +57,7 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 	}
 	if expired := e.takeExpired(now); expired > 0 {
 		// The lease ended: what is left of it goes back before a new one is taken.
-		s.giveBack(ctx, t, key, expired)
+		s.giveBack(ctx, t, key, expired, e.leaseChargedAt())
 	}
 	// Spenders only ever lower the balance, and it is below cost: hold on to it, and
 	// take only what completes a lease.
@@ -98,6 +98,7 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 	e.remaining.Store(res.Remaining)
 	e.resetAt.Store(now + int64(res.ResetAfter))
 	e.refused.Store(nil)
+	e.chargedAt.Store(max(res.DecidedAt.UnixMilli(), 0))
 	e.balance.Add(left)
 	e.expires.Store(expires)
 	return s.admitted(t, e, left, now), nil
@@ -133,6 +134,7 @@ func (s *Store) admitted(t *table, e *entry, left, now int64) core.Result {
 		Limit:      t.lease.Policy.Capacity(),
 		Remaining:  min(t.lease.Policy.Capacity(), left+e.remaining.Load()),
 		ResetAfter: durationUntil(now, e.resetAt.Load()),
+		DecidedAt:  e.leaseChargedAt(), // the lease's charge, which a refund gives back to
 	}
 }
 

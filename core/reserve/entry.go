@@ -3,6 +3,7 @@ package reserve
 import (
 	"context"
 	"sync/atomic"
+	"time"
 )
 
 // entry is one replica's share of one (policy, key): the unspent balance of its
@@ -17,6 +18,7 @@ type entry struct {
 	expires   atomic.Int64 // ns on the store's clock when the lease ends; 0 when there is none
 	remaining atomic.Int64 // the backing store's Remaining when the lease was taken
 	resetAt   atomic.Int64 // ns: when the backing store said the key fully recovers
+	chargedAt atomic.Int64 // ms since the epoch: the backing store's DecidedAt of the live lease; 0 when unknown
 	refused   atomic.Pointer[refusal]
 
 	sem  chan struct{}
@@ -99,4 +101,13 @@ func (e *entry) idle(now int64) bool {
 	}
 	r := e.refused.Load()
 	return r == nil || now >= r.until
+}
+
+// leaseChargedAt is when the backing store charged the live lease, where a refund
+// of its units finds them (core.Refunder), or the zero time.
+func (e *entry) leaseChargedAt() time.Time {
+	if ms := e.chargedAt.Load(); ms > 0 {
+		return time.UnixMilli(ms)
+	}
+	return time.Time{}
 }

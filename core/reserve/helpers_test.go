@@ -66,6 +66,7 @@ func decide(t testing.TB, s core.Store, p core.Policy, key string, cost int64) c
 func available(t testing.TB, backing *shared, p core.Policy, key string) int64 {
 	t.Helper()
 	var n int64
+	var chargedAt time.Time
 	for n < p.Capacity() {
 		res, err := backing.refundingStore.Decide(context.Background(), core.Request{Policy: p, Key: key, Cost: 1})
 		if err != nil {
@@ -74,10 +75,10 @@ func available(t testing.TB, backing *shared, p core.Policy, key string) int64 {
 		if !res.Allowed {
 			break
 		}
-		n++
+		n, chargedAt = n+1, res.DecidedAt
 	}
 	if n > 0 {
-		if err := backing.refundingStore.Refund(context.Background(), core.Request{Policy: p, Key: key, Cost: n}); err != nil {
+		if err := backing.refundingStore.Refund(context.Background(), core.Request{Policy: p, Key: key, Cost: n}, chargedAt); err != nil {
 			t.Fatal(err)
 		}
 	}

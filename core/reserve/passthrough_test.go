@@ -41,7 +41,8 @@ func TestUnleasedPoliciesPassThroughExactly(t *testing.T) {
 		req := core.Request{Policy: p, Key: []string{"a", "b"}[rng.IntN(2)], Cost: 1 + rng.Int64N(p.Capacity()), Lease: uint64(i + 1)}
 		switch rng.IntN(8) {
 		case 0:
-			if err1, err2 := exact.Refund(ctx, req), s.Refund(ctx, req); (err1 == nil) != (err2 == nil) {
+			chargedAt := clock.Now().Add(-time.Duration(rng.IntN(2000)) * time.Millisecond)
+			if err1, err2 := exact.Refund(ctx, req, chargedAt), s.Refund(ctx, req, chargedAt); (err1 == nil) != (err2 == nil) {
 				t.Fatalf("step %d: refund: %v vs %v", i, err1, err2)
 			}
 		case 1:

@@ -146,13 +146,14 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 }
 
 // Refund gives req's cost back to the backing store, leased policies included: the
-// cost was charged there (as part of a lease), and the backing store knows whether
-// it can still be given back (a closed window's charge cannot).
-func (s *Store) Refund(ctx context.Context, req core.Request) error {
+// cost was charged there (as part of a lease, whose charge instant a leased
+// result's DecidedAt carries), and the backing store knows whether it can still be
+// given back (a closed window's charge cannot).
+func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	return s.backing.Refund(ctx, req)
+	return s.backing.Refund(ctx, req, chargedAt)
 }
 
 // Close stops the sweeper, returns every unspent balance to the backing store and

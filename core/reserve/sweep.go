@@ -44,14 +44,14 @@ func (s *Store) ReturnExpired(ctx context.Context) error {
 			if !e.tryLock() {
 				continue
 			}
-			expired := e.takeExpired(now)
+			expired, chargedAt := e.takeExpired(now), e.leaseChargedAt()
 			if e.idle(now) {
 				e.dead = true
 				t.remove(k.key, e, &s.keys)
 			}
 			e.unlock()
 			if expired > 0 {
-				errs = append(errs, s.giveBack(ctx, t, k.key, expired))
+				errs = append(errs, s.giveBack(ctx, t, k.key, expired, chargedAt))
 			}
 		}
 	}
@@ -73,12 +73,12 @@ func (s *Store) returnAll() error {
 				continue
 			}
 			e.expires.Store(0)
-			held := e.balance.Swap(0)
+			held, chargedAt := e.balance.Swap(0), e.leaseChargedAt()
 			e.dead = true
 			t.remove(k.key, e, &s.keys)
 			e.unlock()
 			if held > 0 {
-				errs = append(errs, s.giveBack(ctx, t, k.key, held))
+				errs = append(errs, s.giveBack(ctx, t, k.key, held, chargedAt))
 			}
 			cancel()
 		}
@@ -86,12 +86,12 @@ func (s *Store) returnAll() error {
 	return errors.Join(errs...)
 }
 
-// giveBack returns units of key's budget to the backing store, within the return
-// timeout.
-func (s *Store) giveBack(ctx context.Context, t *table, key string, units int64) error {
+// giveBack returns units of key's budget, charged at chargedAt, to the backing
+// store, within the return timeout.
+func (s *Store) giveBack(ctx context.Context, t *table, key string, units int64, chargedAt time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.returnTimeout)
 	defer cancel()
-	err := s.backing.Refund(ctx, core.Request{Policy: t.lease.Policy, Key: key, Cost: units})
+	err := s.backing.Refund(ctx, core.Request{Policy: t.lease.Policy, Key: key, Cost: units}, chargedAt)
 	if err != nil {
 		s.stats.returnFailures.Add(1)
 		return fmt.Errorf("reserve: policy %q: returning %d unspent units: %w", t.lease.Policy.Name(), units, err)

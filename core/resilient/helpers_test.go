@@ -102,12 +102,12 @@ func (f *fakeShared) Release(ctx context.Context, req core.Request, lease uint64
 	return f.mem.Release(ctx, req, lease)
 }
 
-func (f *fakeShared) Refund(ctx context.Context, req core.Request) error {
+func (f *fakeShared) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	defer f.finished.Add(1)
 	if err := f.enter(ctx); err != nil {
 		return err
 	}
-	return f.mem.Refund(ctx, req)
+	return f.mem.Refund(ctx, req, chargedAt)
 }
 
 func (f *fakeShared) Close() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -25,8 +26,11 @@ var _ core.Refunder = (*Store)(nil)
 // core.ErrStoreUnavailable: the charge stays, so a lost refund can only make the
 // store admit less, never more. A cost that Local mode charged in memory is paid to
 // the shared store when it comes back (see the package doc), so refunding it there is
-// refunding where it ends up.
-func (s *Store) Refund(ctx context.Context, req core.Request) error {
+// refunding where it ends up. chargedAt is the Result.DecidedAt of the admission:
+// the shared store's, when the cost was paid there during the decision; otherwise a
+// window algorithm may find no charge of that instant to give back (less, never
+// more).
+func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -42,7 +46,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request) error {
 	if !s.closedFor(slot) {
 		return fmt.Errorf("resilient: refund of policy %q dropped: %w: %w", req.Policy.Name(), core.ErrStoreUnavailable, ErrBreakerOpen)
 	}
-	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return refunder.Refund(ctx, req) })
+	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return refunder.Refund(ctx, req, chargedAt) })
 	switch o {
 	case succeeded:
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
@@ -15,10 +16,11 @@ func TestRefundGivesCostBackInTheSharedStore(t *testing.T) {
 	r := newRig(t)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(10))
 	ctx := context.Background()
-	if res, err := r.store.Decide(ctx, core.Request{Policy: api, Key: "k", Cost: 4}); err != nil || res.Remaining != 6 {
+	res, err := r.store.Decide(ctx, core.Request{Policy: api, Key: "k", Cost: 4})
+	if err != nil || res.Remaining != 6 {
 		t.Fatalf("charge 4: %+v, %v; want remaining 6", res, err)
 	}
-	if err := r.store.Refund(ctx, core.Request{Policy: api, Key: "k", Cost: 4}); err != nil {
+	if err := r.store.Refund(ctx, core.Request{Policy: api, Key: "k", Cost: 4}, res.DecidedAt); err != nil {
 		t.Fatalf("refund: %v", err)
 	}
 	if res := r.decide(t, api, "k"); res.Remaining != 9 {
@@ -32,12 +34,13 @@ func TestRefundWhileTheBreakerIsOpenIsDropped(t *testing.T) {
 	r := newRig(t)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(10))
 	ctx := context.Background()
-	if _, err := r.store.Decide(ctx, core.Request{Policy: api, Key: "k", Cost: 4}); err != nil {
+	res, err := r.store.Decide(ctx, core.Request{Policy: api, Key: "k", Cost: 4})
+	if err != nil {
 		t.Fatal(err)
 	}
 	r.trip(t, api)
 	calls := r.shared.calls.Load()
-	err := r.store.Refund(ctx, core.Request{Policy: api, Key: "k", Cost: 4})
+	err = r.store.Refund(ctx, core.Request{Policy: api, Key: "k", Cost: 4}, res.DecidedAt)
 	if !errors.Is(err, core.ErrStoreUnavailable) || !errors.Is(err, resilient.ErrBreakerOpen) {
 		t.Fatalf("refund with the breaker open: %v, want ErrStoreUnavailable and ErrBreakerOpen", err)
 	}
@@ -60,7 +63,7 @@ func TestRefundNeedsASharedStoreThatRefunds(t *testing.T) {
 	}
 	defer store.Close()
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(10))
-	err = store.Refund(context.Background(), core.Request{Policy: api, Key: "k"})
+	err = store.Refund(context.Background(), core.Request{Policy: api, Key: "k"}, time.Now())
 	if !errors.Is(err, resilient.ErrNoRefund) {
 		t.Fatalf("refund on a shared store without Refund: %v, want ErrNoRefund", err)
 	}

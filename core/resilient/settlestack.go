@@ -57,13 +57,13 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []core.Result) {
 	refunder, canRefund := s.shared.(core.Refunder)
 	for i := range reqs {
-		req, lease := reqs[i], results[i].Lease
+		req, lease, chargedAt := reqs[i], results[i].Lease, results[i].DecidedAt
 		var undo func(context.Context) error
 		switch {
 		case req.Policy.Algorithm() == core.Concurrency:
 			undo = func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) }
 		case canRefund:
-			undo = func(ctx context.Context) error { return refunder.Refund(ctx, req) }
+			undo = func(ctx context.Context) error { return refunder.Refund(ctx, req, chargedAt) }
 		default:
 			continue
 		}

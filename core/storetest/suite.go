@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("ConcurrentOverlappingStacks", func(t *testing.T) { testConcurrentStacks(t, newStore) })
 	t.Run("ConcurrencyLeases", func(t *testing.T) { testLeases(t, newStore) })
 	t.Run("ExactAtTheEndsOfTheRange", func(t *testing.T) { testRangeEnds(t, newStore) })
+	t.Run("Refunds", func(t *testing.T) { testRefunds(t, newStore) })
 }
 
 // traceLength is how many requests each trace holds.

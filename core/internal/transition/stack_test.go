@@ -71,12 +71,12 @@ func TestRefundGivesBackWhatWasSpent(t *testing.T) {
 		s, _ = Step(s, &p, t0, 2, 0)
 		_, want := Peek(s, &p, t0+10, 1)
 		s, _ = Step(s, &p, t0+10, 3, 0)
-		s = Refund(s, &p, t0+10, 3)
+		s = Refund(s, &p, t0+10, t0+10, 3)
 		if _, got := Peek(s, &p, t0+10, 1); got != want {
 			t.Errorf("%s: after a refund %+v, before the charge %+v", p.Name(), got, want)
 		}
 		// Refunds never raise a policy above its capacity.
-		s = Refund(s, &p, t0+10, 5)
+		s = Refund(s, &p, t0+10, t0, 5)
 		if _, got := Peek(s, &p, t0+10, 1); got.Remaining > p.Capacity()+1 {
 			t.Errorf("%s: refund overfilled: %+v", p.Name(), got)
 		}

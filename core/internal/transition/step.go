@@ -1,6 +1,10 @@
 package transition
 
-import "github.com/go-ratelimit/ratelimit/core"
+import (
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
 
 // Step applies one request of cost at now (milliseconds since the Unix epoch) to the
 // state of one key under policy p. It is a pure function: it reads no clock, keeps
@@ -50,7 +54,7 @@ func step(s *State, policy *core.Policy, now, cost int64, lease uint64, charge b
 		return
 	}
 	p, name, algorithm := paramsOf(policy), policy.Name(), policy.Algorithm()
-	*r = core.Result{Policy: name, Limit: p.capacity}
+	*r = core.Result{Policy: name, Limit: p.capacity, DecidedAt: time.UnixMilli(now)}
 	if cost < 1 || cost > p.capacity {
 		return
 	}

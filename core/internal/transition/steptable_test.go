@@ -33,7 +33,7 @@ func runTable(t *testing.T, p core.Policy, calls []call) {
 		var r core.Result
 		s, r = Step(s, &p, t0+c.at, c.cost, c.lease)
 		want := core.Result{Policy: p.Name(), Allowed: c.allowed, Limit: p.Capacity(), Remaining: c.remaining,
-			RetryAfter: c.retryAfter, ResetAfter: c.resetAfter, Delay: c.delay}
+			RetryAfter: c.retryAfter, ResetAfter: c.resetAfter, Delay: c.delay, DecidedAt: time.UnixMilli(t0 + c.at)}
 		if c.allowed {
 			want.Lease = c.lease
 		}

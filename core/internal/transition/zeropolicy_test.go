@@ -24,7 +24,7 @@ func TestTransitionsRefuseTheZeroPolicy(t *testing.T) {
 		t.Fatalf("StepInPlace under the zero policy: %+v, state %+v", res, st)
 	}
 	seen := State{Seen: true, Count: 3}
-	if got := Refund(seen, &p, 1000, 1); got.Count != 3 {
+	if got := Refund(seen, &p, 1000, 1000, 1); got.Count != 3 {
 		t.Fatalf("Refund under the zero policy changed the state: %+v", got)
 	}
 	if got := RecoveredAfter(seen, &p, 1000); got != 0 {

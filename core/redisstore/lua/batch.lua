@@ -5,7 +5,7 @@
 -- decisions with the same arguments: count spec cost lease (as stack.lua reads them).
 -- Sent per run, not per decision, they cost the server 3.4k instructions less per
 -- decision on per-user keys (cmd/servercost).
--- Reply, per decision in order: allowed remaining retry_after_ms reset_after_ms
+-- Reply: now, then per decision in order: allowed remaining retry_after_ms reset_after_ms
 -- delay_ms; or, when that decision failed, minus the length of its error message and
 -- then its bytes. A decision's error leaves the others intact: each reads and checks
 -- its state before it writes. Arguments of another shape fail the call before any
@@ -34,7 +34,7 @@ end
 -- its value and TTL, and a refusal writes nothing. On one hot key this saves a GET
 -- and a SET per decision, 50.2k -> 24.1k server instructions (cmd/servercost).
 -- Algorithms whose commit appends to a list (slidinglog, concurrency) have no after.
-local out, i = {}, 0
+local out, i = {now}, 0
 for r = 1, runs do
   local count, p = ARGV[4 * r - 1] + 0, policy(ARGV[4 * r], ARGV[4 * r + 1], ARGV[4 * r + 2])
   local after = p and p.alg.after

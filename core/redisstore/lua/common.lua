@@ -20,8 +20,9 @@
 --                                            is that state); only where commit writes the
 --                                            whole state from change alone (batch.lua)
 -- and, for the concurrency limiter, undo and release (concurrency.lua). p holds the
--- policy's numbers (unit, refill, capacity; or limit, period), the cost and the
--- lease. Times are ms; margin is added to every TTL.
+-- policy's numbers (unit, refill, capacity; or limit, period), the cost, the
+-- lease and, for a refund, when the charge was taken. Times are ms; margin is added
+-- to every TTL.
 --
 -- Every call of a script runs its whole chunk: each function defined here costs the
 -- server a closure per call, each call of one about 500 instructions, and each table
@@ -76,7 +77,7 @@ local function policy(spec, cost, lease)
   end
   -- Every field is created here, sized once: a table grown field by field rehashes.
   local p = {alg = alg, unit = false, refill = false, capacity = false, limit = false, period = false,
-    cost = cost, lease = lease, state = false, change = false}
+    cost = cost, lease = lease, charged = false, state = false, change = false}
   x, y = x + 0, y + 0 -- digits, converted by arithmetic
   if z ~= '' and (code == 'tb' or code == 'gcra' or code == 'lb') then
     z = z + 0

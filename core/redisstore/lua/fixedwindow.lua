@@ -39,13 +39,14 @@ local function commit(key, _, st, p, now, margin)
   redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
--- refund is transition.Refund: the cost comes out of the newest window, unless that window
--- has closed by now (the charge expired with it).
+-- refund is transition.Refund: the cost comes out of the window that counted the
+-- charge, unless a later one has opened or that window has closed by now.
 local function refund(key, st, p, now, margin)
-  if not st.window or floordiv(now, p.period) > st.window then
+  local w = floordiv(p.charged, p.period)
+  if w ~= st.window or floordiv(now, p.period) > w then
     return st
   end
-  local back = {window = st.window, count = math.max(st.count - p.cost, 0)}
+  local back = {window = w, count = math.max(st.count - p.cost, 0)}
   commit(key, st, back, p, now, margin)
   return back
 end

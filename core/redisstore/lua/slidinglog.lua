@@ -70,44 +70,26 @@ local function commit(key, st, change, p, now, margin)
   redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
 end
 
--- refund is transition.Refund (refundLog): the cost comes out of the newest entries still
--- in the window, and the log is rewritten without the emptied ones.
+-- refund is transition.Refund (refundLog): the cost comes out of the entry logged
+-- when the charge was taken, while it is in the window; an emptied entry is removed.
 local function refund(key, st, p, now, margin)
   local n = #st.at
-  if n == 0 then
-    return st
-  end
-  local costs, cost, cutoff = {}, p.cost, math.max(now, st.at[n]) - p.period
-  for i = 1, n do
-    costs[i] = st.cost[i]
-  end
+  local newest = n > 0 and math.max(now, st.at[n]) or now
   for i = n, 1, -1 do
-    if cost <= 0 or st.at[i] <= cutoff then
+    if st.at[i] == p.charged and st.at[i] > newest - p.period then
+      local left = math.max(st.cost[i] - p.cost, 0)
+      st.sum, st.cost[i] = st.sum - (st.cost[i] - left), left
+      redis.call('LSET', key, 2 * i - 1, left > 0 and left or 'x')
+      if left == 0 then -- entries are flat pairs: mark both, then drop them
+        redis.call('LSET', key, 2 * i - 2, 'x')
+        redis.call('LREM', key, 2, 'x')
+        table.remove(st.at, i)
+        table.remove(st.cost, i)
+      end
       break
     end
-    local take = math.min(cost, costs[i])
-    costs[i], cost = costs[i] - take, cost - take
   end
-  local back, flat = {at = {}, cost = {}, sum = 0}, {}
-  for i = 1, n do
-    if costs[i] > 0 then
-      back.at[#back.at + 1], back.cost[#back.cost + 1] = st.at[i], costs[i]
-      back.sum = back.sum + costs[i]
-    end
-  end
-  redis.call('DEL', key)
-  for i = 1, #back.at do
-    flat[#flat + 1], flat[#flat + 2] = back.at[i], back.cost[i]
-    if #flat >= 1000 or i == #back.at then -- RPUSH in chunks: unpack has a limit
-      redis.call('RPUSH', key, unpack(flat))
-      flat = {}
-    end
-  end
-  if #back.at > 0 then
-    local ttl = back.at[#back.at] + p.period - now + margin
-    redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
-  end
-  return back
+  return st
 end
 
 algorithms.log = {load = load, step = step, commit = commit, refund = refund}

@@ -97,13 +97,20 @@ local function commit(key, _, st, p, now, margin)
   redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
 end
 
--- refund is transition.Refund: the cost comes out of the state's window, unless that
--- window is older by now than the previous one, whose count no longer weighs.
+-- refund is transition.Refund: the cost comes out of the window that counted the
+-- charge, the state's or the previous one, while that window still weighs.
 local function refund(key, st, p, now, margin)
-  if not st.window or floordiv(now, p.period) > st.window + 1 then
+  local w, current = floordiv(p.charged, p.period), floordiv(now, p.period)
+  local back = {window = st.window, count = st.count, previous = st.previous}
+  if not st.window then
+    return st
+  elseif w == st.window and current <= w + 1 then
+    back.count = math.max(st.count - p.cost, 0)
+  elseif w == st.window - 1 and current <= st.window then
+    back.previous = math.max(st.previous - p.cost, 0)
+  else
     return st
   end
-  local back = {window = st.window, count = math.max(st.count - p.cost, 0), previous = st.previous}
   commit(key, st, back, p, now, margin)
   return back
 end

@@ -10,7 +10,8 @@
 --   now:    ms since the Unix epoch, or "redis" for the server's TIME
 --   margin: ms added to every TTL beyond the state's full recovery
 --   spec:   the policy's numbers (see policy in common.lua); cost: the request's
---           effective cost; lease: a concurrency lease id ("0" for the others)
+--           effective cost; lease: a concurrency lease id ("0" for the others), but
+--           in refund mode the ms the charge was taken at (undo: now)
 -- Reply: now, 1 when every policy admitted, then per policy:
 --   allowed remaining retry_after_ms reset_after_ms delay_ms
 -- Every argument is validated and every state read before the first write.
@@ -23,11 +24,12 @@ if n < 1 or #ARGV ~= 3 + 3 * n or not margin
 end
 local policies = {}
 for i = 1, n do
-  local p = policy(ARGV[1 + 3 * i], ARGV[2 + 3 * i], ARGV[3 + 3 * i])
-  if not p then
+  local refund = mode == 'refund' and ARGV[3 + 3 * i]
+  local p = policy(ARGV[1 + 3 * i], ARGV[2 + 3 * i], refund and '0' or ARGV[3 + 3 * i])
+  if not p or refund and (#refund > 20 or not match(refund, '^%-?%d+$')) then
     return redis.error_reply('RATELIMIT malformed arguments: policy ' .. i)
   end
-  policies[i] = p
+  p.charged, policies[i] = refund and refund + 0 or now, p
 end
 if not now then
   return redis.error_reply('RATELIMIT malformed arguments: now')

@@ -25,7 +25,7 @@ func (m *fieldMemo) lookup(results []core.Result) []string {
 		return nil
 	}
 	for i := range results {
-		if m.rt[2*i] != max(0, results[i].Remaining) || m.rt[2*i+1] != resetSeconds(&results[i]) {
+		if m.rt[2*i] != shownRemaining(&results[i]) || m.rt[2*i+1] != resetSeconds(&results[i]) {
 			return nil
 		}
 	}
@@ -38,7 +38,7 @@ func (m *fieldMemo) remember(results []core.Result, value []string) {
 		return
 	}
 	for i := range results {
-		m.rt[2*i], m.rt[2*i+1] = max(0, results[i].Remaining), resetSeconds(&results[i])
+		m.rt[2*i], m.rt[2*i+1] = shownRemaining(&results[i]), resetSeconds(&results[i])
 	}
 	m.value = value
 }

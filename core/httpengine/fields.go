@@ -66,6 +66,12 @@ func resetSeconds(res *core.Result) int64 {
 	return ceilSeconds(res.ResetAfter)
 }
 
+// shownRemaining is the r (and X-RateLimit-Remaining) of a result: its Remaining,
+// at least zero and at most the quota q. An idle leaky bucket admits one request
+// beyond its burst at once (a request in service and a full queue), which a client
+// reading q would take for a mistake.
+func shownRemaining(res *core.Result) int64 { return min(max(0, res.Remaining), res.Limit) }
+
 // refused reports whether the policy of res refused the request itself (rather than
 // admitting it within a stack that another policy refused).
 func refused(res *core.Result) bool { return !res.Allowed && res.RetryAfter > 0 }
@@ -78,7 +84,7 @@ func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, res.Policy...)
 	buf = append(buf, `";r=`...)
-	buf = strconv.AppendInt(buf, max(0, res.Remaining), 10)
+	buf = strconv.AppendInt(buf, shownRemaining(res), 10)
 	buf = append(buf, ";t="...)
 	reset := resetSeconds(res)
 	if p.Algorithm() != core.Concurrency {
@@ -112,7 +118,7 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header) {
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
 		h[headerLegacyLimit] = t.number(res.Limit, &t.legacyMemo[0])
-		h[headerLegacyRemaining] = t.number(max(0, res.Remaining), &t.legacyMemo[1])
+		h[headerLegacyRemaining] = t.number(shownRemaining(res), &t.legacyMemo[1])
 		h[headerLegacyReset] = t.number(resetSeconds(res), &t.legacyMemo[2])
 	}
 }

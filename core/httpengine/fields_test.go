@@ -160,3 +160,21 @@ func TestLegacyFieldsAndNoFields(t *testing.T) {
 		t.Errorf("Retry-After %q, want 60 even with NoFields", got)
 	}
 }
+
+// An idle leaky bucket would admit one request beyond its burst, so a peek at it
+// (in a stack another policy refused) reports Remaining = q+1: RateLimit shows q.
+func TestFieldsNeverShowMoreRemainingThanTheQuota(t *testing.T) {
+	store, clock := newStore(t)
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(10), core.WithBurst(4))
+	closed := core.MustPolicy("closed", core.FixedWindow, core.PerHour(1))
+	l := httpengine.Must(store, httpengine.Stack(httpengine.Limit(queue, headerKey), httpengine.Limit(closed, headerKey)))
+	serve(l, request("192.0.2.1:1000", "X-Key", "bob"), ok) // spends the hour's one request
+	clock.Advance(time.Second)                               // the queue drains: idle again
+	w := serve(l, request("192.0.2.1:1000", "X-Key", "bob"), ok)
+	if w.Code != http.StatusTooManyRequests {
+		t.Fatalf("status %d, want 429", w.Code)
+	}
+	if got := w.Header().Get("RateLimit"); got != `"queue";r=4;t=0, "closed";r=0;t=3599` {
+		t.Errorf("RateLimit %q, want r=4 for the queue (its q)", got)
+	}
+}

@@ -169,7 +169,7 @@ func TestFieldsNeverShowMoreRemainingThanTheQuota(t *testing.T) {
 	closed := core.MustPolicy("closed", core.FixedWindow, core.PerHour(1))
 	l := httpengine.Must(store, httpengine.Stack(httpengine.Limit(queue, headerKey), httpengine.Limit(closed, headerKey)))
 	serve(l, request("192.0.2.1:1000", "X-Key", "bob"), ok) // spends the hour's one request
-	clock.Advance(time.Second)                               // the queue drains: idle again
+	clock.Advance(time.Second)                              // the queue drains: idle again
 	w := serve(l, request("192.0.2.1:1000", "X-Key", "bob"), ok)
 	if w.Code != http.StatusTooManyRequests {
 		t.Fatalf("status %d, want 429", w.Code)

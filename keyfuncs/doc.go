@@ -13,8 +13,9 @@
 //     is r.PostFormValue for POST, PUT and PATCH (the body only, parsed by
 //     net/http with its limits), JSONField matches members as json.Unmarshal
 //     does. A body that cannot be parsed is an error, never a missing key.
-//   - Usernames are normalised with PRECIS UsernameCaseMapped (FormUsername,
-//     JSONUsername, NormalizeUsername), so "Alice" and "ALICE" are one account.
+//   - Usernames are case-folded and normalised with PRECIS UsernameCaseMapped
+//     (FormUsername, JSONUsername, NormalizeUsername), so "Alice" and "ALICE",
+//     "straße" and "STRASSE" are one account.
 //   - Client addresses come from ClientIP, which believes the one forwarding
 //     header that trusted proxies set (ClientIPConfig.Header: X-Forwarded-For
 //     by default, RFC 7239 Forwarded, or X-Real-IP), only on connections from

@@ -62,9 +62,9 @@ func FormFieldWith(name string, normalize func(string) string) KeyFunc {
 }
 
 // FormUsername is FormField for a username: the value is normalised with
-// NormalizeUsername (PRECIS UsernameCaseMapped: case-folded and Unicode
-// normalised), so that "Alice", "ALICE" and the NFC and NFD spellings of "josé"
-// share one key. A value that PRECIS rejects gets an error wrapping
+// NormalizeUsername (full case folding, then PRECIS UsernameCaseMapped), so that
+// "Alice", "ALICE", "straße" and "STRASSE", and the NFC and NFD spellings of
+// "josé" share one key. A value that PRECIS rejects gets an error wrapping
 // ErrInvalidUsername (not ErrNoKey): answer it as a client error. The handler
 // must look the account up by NormalizeUsername of the same field.
 func FormUsername(name string) KeyFunc {

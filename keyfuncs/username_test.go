@@ -28,6 +28,23 @@ func TestFormUsernameOneBudgetPerAccount(t *testing.T) {
 }
 
 func TestNormalizeUsername(t *testing.T) {
+	for _, names := range [][]string{
+		{"alice", "Alice", "ALICE", "ＡＬＩＣＥ"},
+		{"josé", norm.NFD.String("josé"), "JOSÉ"},
+		{"strasse", "straße", "STRASSE", "STRAẞE"}, // ß and capital ẞ fold to ss
+		{"σοφοσ", "σοφος", "ΣΟΦΟΣ"},                // a final sigma folds to a medial one
+		{"\uab70", "\u13a0"},                       // Cherokee: folded to capitals, lower-cased again
+	} {
+		want, err := NormalizeUsername(names[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names[1:] {
+			if got, err := NormalizeUsername(name); got != want || err != nil {
+				t.Errorf("NormalizeUsername(%q) = %q, %v; want %q, the form of %q", name, got, err, want, names[0])
+			}
+		}
+	}
 	for _, bad := range []string{"a b", "a\x00b", "\u200b", "x\u0085"} {
 		if got, err := NormalizeUsername(bad); !errors.Is(err, ErrInvalidUsername) {
 			t.Errorf("NormalizeUsername(%q) = %q, %v; want ErrInvalidUsername", bad, got, err)
@@ -46,7 +63,7 @@ func TestNormalizeUsername(t *testing.T) {
 // FuzzNormalizeUsername checks that normalising never panics, is idempotent, and
 // that every accepted name yields a key.
 func FuzzNormalizeUsername(f *testing.F) {
-	for _, s := range []string{"alice", "ALICE", "josé", norm.NFD.String("josé"), "ＡＬＩＣＥ", "a b", "\u0130", "ß", ""} {
+	for _, s := range []string{"alice", "ALICE", "josé", norm.NFD.String("josé"), "ＡＬＩＣＥ", "a b", "\u0130", "ß", "ΣΟΦΟΣ", "\u13a0\uab70", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

@@ -4,7 +4,7 @@
 // exhausted an IP's budget cannot lock the account's owner out.
 //
 // The account is the username from the body only (as r.PostFormValue reads it),
-// normalised with PRECIS UsernameCaseMapped, so "Alice" and "ALICE" share
+// case-folded and normalised (keyfuncs.NormalizeUsername), so "Alice" and "ALICE" share
 // alice's budget and a ?username= decoy in the query counts for nothing. The
 // handler looks the account up by the same normalised name. Bodies are bounded
 // before anything reads them.

@@ -234,3 +234,43 @@ func (failing) DecideStack(context.Context, []core.Request, []core.Result) (bool
 }
 func (failing) Release(context.Context, core.Request, uint64) error { return errDown }
 func (failing) Close() error                                        { return nil }
+
+// A handler that takes the connection over through a type assertion (a WebSocket
+// upgrade written before http.ResponseController) still can when the limiter
+// records statuses for WithSettle, and the upgrade is settled as 101.
+func TestSettledHandlerCanHijack(t *testing.T) {
+	store := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(3))
+	statuses := make(chan int, 1)
+	mw := nethttp.Middleware(store, httplimit.Limit(api, peerIP.Key), httplimit.WithSettle(func(_ *http.Request, status int, cost int64) int64 {
+		statuses <- status
+		return cost
+	}))
+	srv := httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hijacker, ok := w.(http.Hijacker)
+		if !ok {
+			http.Error(w, "no Hijacker", http.StatusInternalServerError)
+			return
+		}
+		conn, rw, err := hijacker.Hijack()
+		if err != nil {
+			t.Errorf("Hijack: %v", err)
+			return
+		}
+		defer conn.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		_ = rw.Flush()
+	})))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d, want 101 from the hijacked connection", resp.StatusCode)
+	}
+	if got := <-statuses; got != http.StatusSwitchingProtocols {
+		t.Fatalf("settled with status %d, want 101", got)
+	}
+}

@@ -1,10 +1,15 @@
 package nethttp
 
-import "net/http"
+import (
+	"bufio"
+	"net"
+	"net/http"
+)
 
 // statusWriter records the status of the response it writes, for costs settled
 // after the handler. Unwrap lets http.ResponseController reach the underlying
-// writer's optional interfaces.
+// writer's optional interfaces; Flush and Hijack answer the type assertions of
+// handlers written before it (streaming, WebSocket upgrades).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -32,6 +37,17 @@ func (w *statusWriter) Flush() {
 		w.status = http.StatusOK
 	}
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack hands the connection to the handler, as the underlying writer does (an
+// HTTP/2 writer refuses, with an error wrapping http.ErrNotSupported). A hijacked
+// response that wrote no status is settled as 101 Switching Protocols.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
 }
 
 // Unwrap returns the underlying writer.

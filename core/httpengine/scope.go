@@ -3,6 +3,7 @@ package httpengine
 import (
 	"context"
 	"net/http"
+	"sync"
 )
 
 // scopeKey finds a request's scope in its context.
@@ -16,6 +17,7 @@ type scopeKey struct{}
 // Limiter.
 type scope struct {
 	context.Context
+	mu     sync.Mutex   // guards latest, the list, and a merge with one of its tickets
 	latest *Ticket      // the request's latest admitted decision not finished yet; Ticket.outer links the earlier ones
 	values RouterValues // the router's own values, or nil
 }
@@ -25,13 +27,18 @@ type scope struct {
 // once per request, at 48 bytes: a slice made it 80, and a limited request 437
 // B/op instead of 405 (go test ./nethttp -bench Middleware -benchmem).
 func (s *scope) push(t *Ticket) {
+	s.mu.Lock()
 	t.outer = s.latest
 	s.latest = t
+	s.mu.Unlock()
 }
 
 // remove forgets t, which is finishing: the scope may outlive the request, and
-// the ticket is recycled.
+// the ticket is recycled. It waits for a merge with t in progress (claimOuter), so
+// t.absorbed is settled when it returns.
 func (s *scope) remove(t *Ticket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.latest == t {
 		s.latest, t.outer = t.outer, nil
 		return
@@ -42,6 +49,25 @@ func (s *scope) remove(t *Ticket) {
 			return
 		}
 	}
+}
+
+// claimOuter is the admitted decision of an outer Limiter that a decision of l
+// merges with (outerDecision), returned with the scope locked: the caller merges,
+// then unlocks. The lock keeps the outer Limiter's Finish from recycling that
+// decision mid-merge when the outer handler returns before the inner one
+// (http.TimeoutHandler between the layers, or a goroutine that outlives its
+// handler); a Finish that comes first leaves nothing to merge with. It returns nil,
+// unlocked, when there is none.
+func (s *scope) claimOuter(l *Limiter) *Ticket {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	prev := outerDecision(s, l)
+	if prev == nil {
+		s.mu.Unlock()
+	}
+	return prev
 }
 
 // Value returns the scope itself for scopeKey, then the router's value for a key

@@ -137,8 +137,8 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	ctx := r.Context()
 	sc := scopeOf(r)
 	var err error
-	if prev := outerDecision(sc, l); prev != nil {
-		err = l.merge(ctx, t, prev)
+	if prev := sc.claimOuter(l); prev != nil {
+		err = l.mergeClaimed(ctx, t, prev, sc)
 	} else if len(t.reqs) == 1 {
 		t.results[0], err = l.store.Decide(ctx, t.reqs[0])
 		t.allowed = t.results[0].Allowed
@@ -189,13 +189,17 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	return t
 }
 
+// mergeClaimed merges t with prev, which claimOuter returned, and unlocks the
+// scope even if the store panics.
+func (l *Limiter) mergeClaimed(ctx context.Context, t, prev *Ticket, sc *scope) error {
+	defer sc.mu.Unlock()
+	return l.merge(ctx, t, prev)
+}
+
 // outerDecision is the admitted decision of an outer Limiter on l's store that a
 // decision of l merges with, or nil. Limiters on other stores may lie between
 // them (httplimit's PerIP builds its own store): they decide separately.
 func outerDecision(sc *scope, l *Limiter) *Ticket {
-	if sc == nil {
-		return nil
-	}
 	for prev := sc.latest; prev != nil; prev = prev.outer {
 		if prev.disposition == Admitted && !prev.absorbed && !prev.finished && sameStore(prev.l.store, l.store) {
 			return prev
@@ -372,7 +376,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 	}
 	l := t.l
 	if t.scope != nil {
-		t.scope.remove(t)
+		t.scope.remove(t) // after a merge with t in progress: absorbed is final
 	}
 	if t.absorbed {
 		t.reset()

@@ -169,7 +169,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 	}
 
-	t.reqs, t.results, t.settlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
+	t.reqs, t.results, t.mergedSettlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
 	t.shadow = t.shadow && prev.shadow
 	t.fellBack = t.fellBack || prev.fellBack
 	for _, o := range append([]Observer{prev.l.observer}, prev.extraObservers...) {

@@ -34,8 +34,8 @@ func (s *scope) push(t *Ticket) {
 }
 
 // remove forgets t, which is finishing: the scope may outlive the request, and
-// the ticket is recycled. It waits for a merge with t in progress (claimOuter), so
-// t.absorbed is settled when it returns.
+// the ticket is recycled. It waits for a merge with t in progress
+// (Limiter.mergeWithOuter), so t.absorbed is settled when it returns.
 func (s *scope) remove(t *Ticket) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -49,25 +49,6 @@ func (s *scope) remove(t *Ticket) {
 			return
 		}
 	}
-}
-
-// claimOuter is the admitted decision of an outer Limiter that a decision of l
-// merges with (outerDecision), returned with the scope locked: the caller merges,
-// then unlocks. The lock keeps the outer Limiter's Finish from recycling that
-// decision mid-merge when the outer handler returns before the inner one
-// (http.TimeoutHandler between the layers, or a goroutine that outlives its
-// handler); a Finish that comes first leaves nothing to merge with. It returns nil,
-// unlocked, when there is none.
-func (s *scope) claimOuter(l *Limiter) *Ticket {
-	if s == nil {
-		return nil
-	}
-	s.mu.Lock()
-	prev := outerDecision(s, l)
-	if prev == nil {
-		s.mu.Unlock()
-	}
-	return prev
 }
 
 // Value returns the scope itself for scopeKey, then the router's value for a key

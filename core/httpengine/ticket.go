@@ -67,8 +67,7 @@ type Ticket struct {
 	ownResults     []core.Result
 	mergedReqs     []core.Request
 	mergedResults  []core.Result
-	settlers       []*Limiter // of a merged decision: the Limiter that settles each policy's charge, or nil
-	mergedSettlers []*Limiter // the storage of settlers
+	mergedSettlers []*Limiter // of a merged decision: the Limiter that settles each policy's charge, or nil
 
 	denial Denial
 	event  Event
@@ -136,14 +135,14 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	}
 	ctx := r.Context()
 	sc := scopeOf(r)
-	var err error
-	if prev := sc.claimOuter(l); prev != nil {
-		err = l.mergeClaimed(ctx, t, prev, sc)
-	} else if len(t.reqs) == 1 {
-		t.results[0], err = l.store.Decide(ctx, t.reqs[0])
-		t.allowed = t.results[0].Allowed
-	} else {
-		t.allowed, err = l.store.DecideStack(ctx, t.reqs, t.results)
+	merged, err := l.mergeWithOuter(ctx, t, sc)
+	if !merged {
+		if len(t.reqs) == 1 {
+			t.results[0], err = l.store.Decide(ctx, t.reqs[0])
+			t.allowed = t.results[0].Allowed
+		} else {
+			t.allowed, err = l.store.DecideStack(ctx, t.reqs, t.results)
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -189,11 +188,23 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	return t
 }
 
-// mergeClaimed merges t with prev, which claimOuter returned, and unlocks the
-// scope even if the store panics.
-func (l *Limiter) mergeClaimed(ctx context.Context, t, prev *Ticket, sc *scope) error {
+// mergeWithOuter merges t with the outer decision in sc that l merges with
+// (outerDecision), and reports whether there was one. It holds the scope's lock
+// throughout, so that the outer Limiter's Finish cannot recycle that decision
+// mid-merge when the outer handler returns before the inner one
+// (http.TimeoutHandler between the layers, or a goroutine that outlives its
+// handler); a Finish that comes first leaves nothing to merge with.
+func (l *Limiter) mergeWithOuter(ctx context.Context, t *Ticket, sc *scope) (bool, error) {
+	if sc == nil {
+		return false, nil
+	}
+	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return l.merge(ctx, t, prev)
+	prev := outerDecision(sc, l)
+	if prev == nil {
+		return false, nil
+	}
+	return true, l.merge(ctx, t, prev)
 }
 
 // outerDecision is the admitted decision of an outer Limiter on l's store that a
@@ -453,7 +464,7 @@ func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 // request, or nil.
 func (t *Ticket) settlerOf(i int) *Limiter {
 	if t.merged {
-		return t.settlers[i]
+		return t.mergedSettlers[i]
 	}
 	if t.l.settle != nil {
 		return t.l
@@ -513,8 +524,7 @@ func (t *Ticket) reset() {
 	if t.merged {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults
-		clear(t.settlers)
-		t.settlers = nil
+		clear(t.mergedSettlers)
 		clear(t.extraObservers)
 		t.extraObservers = t.extraObservers[:0]
 	}

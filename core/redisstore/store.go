@@ -182,7 +182,12 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 // decide runs the stack script once over keys (which must share a slot).
 func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.Request, keys []string, results []core.Result) (int64, bool, error) {
 	script := s.scripts.stackFor(reqs)
-	reply, err := evalScript(ctx, s.client, script, s.stackArgs(script.sha, mode, now, reqs, keys), redis.NewIntSliceCmd)
+	return s.runStack(ctx, script, s.stackArgs(script.sha, mode, now, reqs, keys), reqs, results)
+}
+
+// runStack sends one call of a stack script and reads its reply (parseDecision).
+func (s *Store) runStack(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) (int64, bool, error) {
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
 	if err != nil {
 		return 0, false, wrapError(ctx, reqs, err)
 	}
@@ -215,23 +220,14 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	script := s.scripts.stackFor(reqs[:])
 	args := s.stackArgs(script.sha, modeRefund, now, reqs[:], keys[:])
 	args[len(args)-1] = chargedArg(chargedAt) // in refund mode, the lease argument says when the charge was taken
-	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
-	if err != nil {
-		return wrapError(ctx, reqs[:], err)
-	}
-	if _, _, err := parseDecision(reply.Val(), reqs[:], results[:]); err != nil {
-		return unexpectedReply(reqs[:], err)
-	}
-	return nil
+	_, _, err = s.runStack(ctx, script, args, reqs[:], results[:])
+	return err
 }
 
 // chargedArg is the refund script's instant of a charge: ms since the epoch, or -1
 // (no window's) for a zero or pre-epoch time.
 func chargedArg(at time.Time) int64 {
-	if at.IsZero() || at.UnixMilli() < 0 {
-		return -1
-	}
-	return at.UnixMilli()
+	return max(at.UnixMilli(), -1)
 }
 
 // Release ends a concurrency lease. Releasing a lease that expired or was released

@@ -159,7 +159,6 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 		}
 		if answer.Allowed {
 			res.Remaining = max(0, res.Remaining-owed)
-			res.DecidedAt = answer.DecidedAt // where a refund finds the charge now
 			break
 		}
 		owed = min(owed, answer.Remaining) // charge what is left

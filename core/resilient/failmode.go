@@ -41,6 +41,7 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 	if req.Policy.Algorithm() != core.Concurrency {
 		s.memo.localDecided(&req, &res, now)
 	}
+	decidedInMemory(&res)
 	s.grantedLease(&req, &res, true, now)
 	s.decided(&req, outcomeOf(&res), ViaLocal)
 	return res, nil
@@ -125,6 +126,7 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 		}
 		for j, i := range local {
 			results[i] = localResults[j]
+			decidedInMemory(&results[i])
 			if reqs[i].Policy.Algorithm() != core.Concurrency {
 				s.memo.localDecided(&reqs[i], &results[i], now)
 			}
@@ -174,4 +176,14 @@ func (s *Store) grantedLease(req *core.Request, res *core.Result, local bool, no
 		return
 	}
 	s.leases.add(leaseKey{req.Policy.ID(), req.Key, res.Lease}, local, now, req.Policy.Period())
+}
+
+// decidedInMemory marks res as decided by the local store: its DecidedAt is cleared.
+// Its cost reaches the shared store later, as the key's debt (memo.debt), at an
+// instant not known yet. A refund at the local instant could come out of a shared
+// window that never counted the cost while the debt lands in the next one, which
+// lets that window admit more than the policy allows. Without an instant a refund
+// gives windows nothing back (less, never more); buckets still get the cost back.
+func decidedInMemory(res *core.Result) {
+	res.DecidedAt = time.Time{}
 }

@@ -35,6 +35,8 @@ type fakeShared struct {
 	ignoreCtx bool
 	release   chan struct{}
 
+	afterDecide func() // when set, called after each Decide the store answered
+
 	calls    atomic.Int64 // Decide, DecideStack and Release calls that reached the store
 	closed   atomic.Bool
 	finished atomic.Int64 // calls that returned
@@ -83,7 +85,14 @@ func (f *fakeShared) Decide(ctx context.Context, req core.Request) (core.Result,
 	if err := f.enter(ctx); err != nil {
 		return core.Result{}, err
 	}
-	return f.mem.Decide(ctx, req)
+	res, err := f.mem.Decide(ctx, req)
+	f.mu.Lock()
+	after := f.afterDecide
+	f.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return res, err
 }
 
 func (f *fakeShared) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {

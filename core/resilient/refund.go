@@ -27,9 +27,10 @@ var _ core.Refunder = (*Store)(nil)
 // store admit less, never more. A cost that Local mode charged in memory is paid to
 // the shared store when it comes back (see the package doc), so refunding it there is
 // refunding where it ends up. chargedAt is the Result.DecidedAt of the admission:
-// the shared store's, when the cost was paid there during the decision; otherwise a
-// window algorithm may find no charge of that instant to give back (less, never
-// more).
+// the shared store's instant when it charged the request. A result decided in
+// process memory (Local mode, or a slow call decided from the last answer) has none,
+// because its cost is paid to the shared store later, at an instant it does not know;
+// a window algorithm then gives nothing back (less, never more).
 func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed

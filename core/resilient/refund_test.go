@@ -3,6 +3,7 @@ package resilient_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,5 +67,70 @@ func TestRefundNeedsASharedStoreThatRefunds(t *testing.T) {
 	err = store.Refund(context.Background(), core.Request{Policy: api, Key: "k"}, time.Now())
 	if !errors.Is(err, resilient.ErrNoRefund) {
 		t.Fatalf("refund on a shared store without Refund: %v, want ErrNoRefund", err)
+	}
+}
+
+// A refund gives back the request's own charge, in the window that counted it, also
+// when the request's admission went on to pay the key's debt to the shared store (what
+// slow calls admitted) in the next window: that debt stays charged.
+func TestRefundAfterADebtPaymentFindsTheRequestsOwnCharge(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	minute := time.Minute.Milliseconds()
+	r.clock.Set((r.clock.Millis()/minute+1)*minute - 10) // 10ms before a window ends
+	if got := admittedOf(t, r, api, "k", 1); got != 1 {
+		t.Fatalf("healthy: %d admitted, want 1", got)
+	}
+	r.shared.fail(errDown)
+	if got := admittedOf(t, r, api, "k", 2); got != 2 {
+		t.Fatalf("slow calls admitted %d, want 2", got)
+	}
+	r.shared.heal()
+	var once sync.Once // the request is charged in this window, its debt in the next
+	r.shared.mu.Lock()
+	r.shared.afterDecide = func() { once.Do(func() { r.clock.Advance(20 * time.Millisecond) }) }
+	r.shared.mu.Unlock()
+	ctx := context.Background()
+	req := core.Request{Policy: api, Key: "k"}
+	res, err := r.store.Decide(ctx, req)
+	if err != nil || !res.Allowed {
+		t.Fatalf("back on the shared store: %+v, %v", res, err)
+	}
+	if err := r.store.Refund(ctx, req, res.DecidedAt); err != nil {
+		t.Fatalf("refund: %v", err)
+	}
+	// The new window holds the 2 slow admissions; the refund came out of the old one.
+	if res, err := r.shared.mem.Decide(ctx, req); err != nil || res.Remaining != 7 {
+		t.Fatalf("the next window after the refund: %+v, %v; want remaining 7 (the debt of 2 and this 1)", res, err)
+	}
+}
+
+// A request decided in process memory during an outage is paid to the shared store
+// later, as its key's debt. Its refund, made once the store is back but before that
+// payment, gives a window nothing: the window never counted the cost, and the debt
+// may land in the next one.
+func TestRefundOfALocalDecisionTakesNothingFromASharedWindow(t *testing.T) {
+	r := newRig(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	minute := time.Minute.Milliseconds()
+	r.clock.Set((r.clock.Millis()/minute+1)*minute - 5000) // 5s before a window ends
+	if got := admittedOf(t, r, api, "k", 3); got != 3 {
+		t.Fatalf("healthy: %d admitted, want 3", got)
+	}
+	r.trip(t, api)
+	ctx := context.Background()
+	req := core.Request{Policy: api, Key: "k"}
+	res, err := r.store.Decide(ctx, req)
+	if err != nil || !res.Allowed || !res.DecidedAt.IsZero() {
+		t.Fatalf("in Local mode: %+v, %v; want admitted, with no shared instant", res, err)
+	}
+	r.shared.heal()
+	r.clock.Advance(time.Second)
+	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api") })
+	if err := r.store.Refund(ctx, req, res.DecidedAt); err != nil {
+		t.Fatalf("refund: %v", err)
+	}
+	if res, err := r.shared.mem.Decide(ctx, req); err != nil || res.Remaining != 6 {
+		t.Fatalf("the shared window after the refund: %+v, %v; want remaining 6 (3 counted before the outage, and this 1)", res, err)
 	}
 }

@@ -97,50 +97,97 @@ func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
 // later Header.Add on a shared value copies it instead of writing into it.
 func single(v string) []string { return []string{v} }
 
-// writeFields sets the rate-limit fields of the decided ticket on h.
-func (l *Limiter) writeFields(t *Ticket, h http.Header) {
+// writeFields sets the rate-limit fields of the decided ticket on h. others are
+// the request's decisions by Limiters on other stores (see scope.separate),
+// outermost first: they decided separately, so the fields list the policies of
+// those that write the same fields, before t's own, rather than hide them.
+func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
 	if l.fields&IETFFields != 0 {
-		if l.policyField != nil && !t.merged {
+		if l.policyField != nil && !t.merged && !writesAlso(others, IETFFields) {
 			h[headerPolicy] = l.policyField
 		} else {
 			buf := t.buf[:0]
-			for i := range t.reqs {
-				if i > 0 {
-					buf = append(buf, ", "...)
+			for _, o := range others {
+				if o.l.fields&IETFFields != 0 {
+					buf = appendMembers(buf, o, false)
 				}
-				buf = policyMember(buf, &t.reqs[i].Policy)
 			}
+			buf = appendMembers(buf, t, false)
 			h[headerPolicy] = t.values.value(buf)
 			t.keepScratch(buf)
 		}
-		h[headerRateLimit] = l.rateLimitField(t)
+		h[headerRateLimit] = l.rateLimitField(t, others)
 	}
 	if l.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
+		for _, o := range others {
+			if o.l.fields&LegacyFields != 0 {
+				res = moreRestrictive(res, &o.results[core.MostRestrictive(o.results)])
+			}
+		}
 		h[headerLegacyLimit] = t.number(res.Limit, &t.legacyMemo[0])
 		h[headerLegacyRemaining] = t.number(shownRemaining(res), &t.legacyMemo[1])
 		h[headerLegacyReset] = t.number(resetSeconds(res), &t.legacyMemo[2])
 	}
 }
 
-// rateLimitField is the RateLimit value of t's results: the ticket's last one
-// when they show the same numbers (static stacks), or built afresh.
-func (l *Limiter) rateLimitField(t *Ticket) []string {
-	if !t.merged { // a merged decision's policies are not the memo's
+// writesAlso reports whether one of others writes the field set f.
+func writesAlso(others []*Ticket, f Fields) bool {
+	for _, o := range others {
+		if o.l.fields&f != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// appendMembers appends the members of t's policies to a field value: their
+// RateLimit-Policy members, or with results their RateLimit members, after a
+// separating ", " when buf holds members already.
+func appendMembers(buf []byte, t *Ticket, results bool) []byte {
+	for i := range t.reqs {
+		if len(buf) > 0 {
+			buf = append(buf, ", "...)
+		}
+		if results {
+			buf = rateLimitMember(buf, &t.results[i], &t.reqs[i].Policy)
+		} else {
+			buf = policyMember(buf, &t.reqs[i].Policy)
+		}
+	}
+	return buf
+}
+
+// moreRestrictive is whichever of a and b constrains the client more, a on a tie
+// (as core.MostRestrictive picks among results).
+func moreRestrictive(a, b *core.Result) *core.Result {
+	pair := [2]core.Result{*a, *b}
+	if core.MostRestrictive(pair[:]) == 1 {
+		return b
+	}
+	return a
+}
+
+// rateLimitField is the RateLimit value of t's results, after those of others:
+// the ticket's last one when t stands alone and shows the same numbers (static
+// stacks), or built afresh.
+func (l *Limiter) rateLimitField(t *Ticket, others []*Ticket) []string {
+	alone := !t.merged && !writesAlso(others, IETFFields) // a merged decision's policies are not the memo's
+	if alone {
 		if value := t.fieldMemo.lookup(t.results); value != nil {
 			return value
 		}
 	}
 	buf := t.buf[:0]
-	for i := range t.results {
-		if i > 0 {
-			buf = append(buf, ", "...)
+	for _, o := range others {
+		if o.l.fields&IETFFields != 0 {
+			buf = appendMembers(buf, o, true)
 		}
-		buf = rateLimitMember(buf, &t.results[i], &t.reqs[i].Policy)
 	}
+	buf = appendMembers(buf, t, true)
 	t.keepScratch(buf)
 	value := t.values.value(buf)
-	if !t.merged {
+	if alone {
 		t.fieldMemo.remember(t.results, value)
 	}
 	return value

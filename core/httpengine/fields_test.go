@@ -178,3 +178,34 @@ func TestFieldsNeverShowMoreRemainingThanTheQuota(t *testing.T) {
 		t.Errorf("RateLimit %q, want r=4 for the queue (its q)", got)
 	}
 }
+
+// Limiters on different stores decide separately, and the innermost writes the
+// fields last: they list the outer one's policies too, and the legacy fields show
+// the most restrictive of both. A Limiter that writes no fields is not listed.
+func TestFieldsOfLayersOnDifferentStores(t *testing.T) {
+	first, _ := newStore(t)
+	second, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(3))
+	peer := core.MustPolicy("peer", core.FixedWindow, core.PerMinute(100))
+	both := httpengine.WithFields(httpengine.IETFFields | httpengine.LegacyFields)
+	outer := httpengine.Must(first, httpengine.Limit(api, peerKey), both)
+	inner := httpengine.Must(second, httpengine.Limit(peer, peerKey), both)
+	w := nested(outer, inner, request("192.0.2.1:1"))
+	want := map[string]string{
+		"RateLimit-Policy":      `"api";q=3;w=60, "peer";q=100;w=60`,
+		"RateLimit":             `"api";r=2;t=60, "peer";r=99;t=60`,
+		"X-RateLimit-Limit":     "3",
+		"X-RateLimit-Remaining": "2",
+	}
+	for name, value := range want {
+		if got := w.Header().Values(name); len(got) != 1 || got[0] != value {
+			t.Errorf("%s %q, want %q", name, got, value)
+		}
+	}
+
+	hidden := httpengine.Must(first, httpengine.Limit(api, peerKey), httpengine.WithFields(httpengine.NoFields))
+	w = nested(hidden, inner, request("192.0.2.1:1"))
+	if got := w.Header().Get("RateLimit"); got != `"peer";r=98;t=60` {
+		t.Errorf("under a Limiter without fields: RateLimit %q, want the inner policy alone", got)
+	}
+}

@@ -3,6 +3,7 @@ package httpengine
 import (
 	"context"
 	"net/http"
+	"slices"
 	"sync"
 )
 
@@ -49,6 +50,21 @@ func (s *scope) remove(t *Ticket) {
 			return
 		}
 	}
+}
+
+// separate appends to dst the request's live decisions, outermost first: those
+// admitted, not finished, and not merged into another. When called for a decision
+// not pushed yet, they are the decisions of Limiters on other stores, which
+// decided separately (a Limiter on the same store merged with its outer decision).
+// Requires s.mu.
+func (s *scope) separate(dst []*Ticket) []*Ticket {
+	for t := s.latest; t != nil; t = t.outer {
+		if t.disposition == Admitted && !t.absorbed && !t.finished {
+			dst = append(dst, t)
+		}
+	}
+	slices.Reverse(dst)
+	return dst
 }
 
 // Value returns the scope itself for scopeKey, then the router's value for a key

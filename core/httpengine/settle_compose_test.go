@@ -119,8 +119,9 @@ func TestNestedMergesAcrossALimiterOnAnotherStore(t *testing.T) {
 			got = serve(inner, r, ok)
 		})
 	})
-	if got.Header().Get("RateLimit") != `"api";r=5;t=60` {
-		t.Fatalf("RateLimit %q, want r=5: api charged once, at the inner cost", got.Header().Get("RateLimit"))
+	// The fields list the middle Limiter's policy too, before the merged decision's.
+	if got.Header().Get("RateLimit") != `"peer";r=99;t=60, "api";r=5;t=60` {
+		t.Fatalf("RateLimit %q, want peer and api r=5: api charged once, at the inner cost", got.Header().Get("RateLimit"))
 	}
 	if a, p := left(t, store, api), left(t, other, peer); a != 5 || p != 99 {
 		t.Fatalf("api has %d, peer %d; want 5 and 99", a, p)

@@ -150,7 +150,16 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		}
 		return l.fail(t, fmt.Errorf("%w: policy %q: %w", ErrStore, t.reqs[0].Policy.Name(), err))
 	}
-	l.writeFields(t, h)
+	if sc == nil {
+		l.writeFields(t, h, nil)
+	} else {
+		// Under the scope's lock: an outer decision's Finish may run now (a
+		// TimeoutHandler between the layers), and recycles it only once removed.
+		var room [4]*Ticket
+		sc.mu.Lock()
+		l.writeFields(t, h, sc.separate(room[:0]))
+		sc.mu.Unlock()
+	}
 	switch {
 	case t.allowed:
 		t.disposition = Admitted

@@ -67,7 +67,8 @@
 // stores do); on another store, what an outer limiter charged stays charged when
 // an inner one refuses or costs less. Limiters on different stores decide
 // separately, and one between two layers (PerIP builds its own store) does not
-// keep them from merging. A shadow-mode limiter's refusals let a merged request through only
+// keep them from merging; the fields list its policies too, before the merged
+// decision's. A shadow-mode limiter's refusals let a merged request through only
 // when every limiter merged into it is in shadow mode. Between the outer charge
 // and a refund, concurrent requests of the same key see the charge: never more
 // is admitted than one merged decision allows, at worst briefly less.

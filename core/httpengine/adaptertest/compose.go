@@ -180,11 +180,14 @@ func RunComposition(t *testing.T, build Build) {
 			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithCost(5))},
 		})
 		run(t, h, []step{
-			// Charged once, at the route's cost: 5, not 1 + 5.
-			{path: "/x", code: 200, rateLimit: `"api";r=5;t=60`},
-			// The limiter on the other store writes its fields last.
-			{path: "/y", code: 200, rateLimit: `"peer";r=98;t=60`},
-			{path: "/x", code: 429, rateLimit: `"api";r=4;t=60`},
+			// Charged once, at the route's cost: 5, not 1 + 5. The fields list the
+			// other store's policy first: it decided separately.
+			{path: "/x", code: 200, rateLimit: `"peer";r=99;t=60, "api";r=5;t=60`,
+				policy: `"peer";q=100;w=60, "api";q=10;w=60`},
+			// The innermost limiter writes the fields, and hides neither layer.
+			{path: "/y", code: 200, rateLimit: `"api";r=4;t=60, "peer";r=98;t=60`,
+				policy: `"api";q=10;w=60, "peer";q=100;w=60`},
+			{path: "/x", code: 429, rateLimit: `"peer";r=97;t=60, "api";r=4;t=60`},
 		})
 	})
 

@@ -209,23 +209,38 @@ func (l *Limiter) mergeWithOuter(ctx context.Context, t *Ticket, sc *scope) (boo
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	prev := outerDecision(sc, l)
+	prev := outerDecision(sc, l, t)
 	if prev == nil {
 		return false, nil
 	}
 	return true, l.merge(ctx, t, prev)
 }
 
-// outerDecision is the admitted decision of an outer Limiter on l's store that a
-// decision of l merges with, or nil. Limiters on other stores may lie between
-// them (httplimit's PerIP builds its own store): they decide separately.
-func outerDecision(sc *scope, l *Limiter) *Ticket {
+// outerDecision is the admitted decision of an outer Limiter on l's store that t,
+// l's prepared decision, merges with, or nil. Limiters on other stores may lie
+// between them (httplimit's PerIP builds its own store): they decide separately.
+// So do a Limiter in shadow mode and one enforcing its policies, unless they
+// declare a policy in common: merged, a shadow policy's refusal would refuse the
+// request (the merged rules are all-or-nothing), and a policy declared by both is
+// charged once, and enforced.
+func outerDecision(sc *scope, l *Limiter, t *Ticket) *Ticket {
 	for prev := sc.latest; prev != nil; prev = prev.outer {
-		if prev.disposition == Admitted && !prev.absorbed && !prev.finished && sameStore(prev.l.store, l.store) {
+		if prev.disposition == Admitted && !prev.absorbed && !prev.finished && sameStore(prev.l.store, l.store) &&
+			(prev.shadow == t.shadow || declareOne(prev.reqs, t.reqs)) {
 			return prev
 		}
 	}
 	return nil
+}
+
+// declareOne reports whether a and b declare a policy of the same name.
+func declareOne(a, b []core.Request) bool {
+	for i := range b {
+		if indexOfPolicy(a, b[i].Policy.Name()) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // notify tells t's observers about its decision.

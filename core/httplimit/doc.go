@@ -68,10 +68,12 @@
 // an inner one refuses or costs less. Limiters on different stores decide
 // separately, and one between two layers (PerIP builds its own store) does not
 // keep them from merging; the fields list its policies too, before the merged
-// decision's. A shadow-mode limiter's refusals let a merged request through only
-// when every limiter merged into it is in shadow mode. Between the outer charge
-// and a refund, concurrent requests of the same key see the charge: never more
-// is admitted than one merged decision allows, at worst briefly less.
+// decision's. A shadow-mode limiter and an enforcing one decide separately unless
+// they declare a policy in common, so a policy tried out in shadow mode never
+// refuses a request; merged, a refusal passes only when every limiter merged into
+// the decision is in shadow mode. Between the outer charge and a refund,
+// concurrent requests of the same key see the charge: never more is admitted
+// than one merged decision allows, at worst briefly less.
 //
 // Values the router keeps outside the request context (gin's and echo's c.Set)
 // reach the key functions: keyfuncs.Tenant("tenant") reads c.Set("tenant", …).

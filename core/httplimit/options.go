@@ -82,7 +82,9 @@ func WithAllowList(addr func(*http.Request) (netip.Addr, error), prefixes ...net
 // WithShadow turns on shadow mode: every request is decided, counted and given
 // the rate-limit fields, but none is refused or made to wait. Observers see what
 // would have been refused (Event.Shadow, VerdictShadowDenied). Use it to try a
-// policy on live traffic.
+// policy on live traffic. Under or over an enforcing limiter on the same store,
+// it decides separately, unless both declare a policy in common (see the package
+// doc, Composition).
 func WithShadow() Option { return httpengine.WithShadow() }
 
 // WithObserver attaches an observer to every decision and error, for metrics

@@ -191,6 +191,38 @@ func RunComposition(t *testing.T, build Build) {
 		})
 	})
 
+	t.Run("a shadow limiter never refuses through an enforcing one", func(t *testing.T) {
+		global := core.MustPolicy("global", core.FixedWindow, core.PerMinute(1))
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(3))
+		for _, shadowApp := range []bool{true, false} {
+			store := newStore(t)
+			app := httpengine.Must(store, httpengine.Limit(global, ip.Key))
+			onRoute := httpengine.Must(store, httpengine.Limit(route, ip.Key))
+			if shadowApp {
+				app = httpengine.Must(store, httpengine.Limit(global, ip.Key), httpengine.WithShadow())
+			} else {
+				onRoute = httpengine.Must(store, httpengine.Limit(route, ip.Key), httpengine.WithShadow())
+			}
+			h := build(Layout{App: []*httpengine.Limiter{app}, Route: []*httpengine.Limiter{onRoute}})
+			if shadowApp {
+				// An app-wide policy tried out in shadow mode: the route enforces its own
+				// policy alone, and the shadow one only reports.
+				run(t, h, []step{
+					{path: "/x", code: 200, rateLimit: `"global";r=0;t=60, "route";r=2;t=60`},
+					{path: "/x", code: 200, rateLimit: `"global";r=0;t=60, "route";r=1;t=60`},
+					{path: "/x", code: 200, rateLimit: `"global";r=0;t=60, "route";r=0;t=60`},
+					{path: "/x", code: 429, rateLimit: `"global";r=0;t=60, "route";r=0;t=60`},
+				})
+				continue
+			}
+			// A route policy tried out in shadow mode under an enforcing app-wide one.
+			run(t, h, []step{
+				{path: "/x", code: 200, rateLimit: `"global";r=0;t=60, "route";r=2;t=60`},
+				{path: "/x", code: 429, rateLimit: `"global";r=0;t=60`},
+			})
+		}
+	})
+
 	t.Run("one event per request", func(t *testing.T) {
 		store := newStore(t)
 		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))

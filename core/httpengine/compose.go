@@ -171,6 +171,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 
 	t.reqs, t.results, t.mergedSettlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
 	t.shadow = t.shadow && prev.shadow
+	t.fields |= prev.fields
 	t.fellBack = t.fellBack || prev.fellBack
 	for _, o := range append([]Observer{prev.l.observer}, prev.extraObservers...) {
 		if o != nil && !sameObserver(o, l.observer) && !containsObserver(t.extraObservers, o) {

@@ -97,18 +97,21 @@ func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
 // later Header.Add on a shared value copies it instead of writing into it.
 func single(v string) []string { return []string{v} }
 
-// writeFields sets the rate-limit fields of the decided ticket on h. others are
-// the request's decisions by Limiters on other stores (see scope.separate),
-// outermost first: they decided separately, so the fields list the policies of
-// those that write the same fields, before t's own, rather than hide them.
+// writeFields sets the rate-limit fields of the decided ticket on h: those its
+// Limiter writes, and, for a merged decision, those of the Limiters merged into
+// it, so that no field an outer one wrote keeps its numbers from before the merge.
+// others are the request's decisions by Limiters on other stores (see
+// scope.separate), outermost first: they decided separately, so the fields list
+// the policies of those that write the same fields, before t's own, rather than
+// hide them.
 func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
-	if l.fields&IETFFields != 0 {
+	if t.fields&IETFFields != 0 {
 		if l.policyField != nil && !t.merged && !writesAlso(others, IETFFields) {
 			h[headerPolicy] = l.policyField
 		} else {
 			buf := t.buf[:0]
 			for _, o := range others {
-				if o.l.fields&IETFFields != 0 {
+				if o.fields&IETFFields != 0 {
 					buf = appendMembers(buf, o, false)
 				}
 			}
@@ -118,10 +121,10 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
 		}
 		h[headerRateLimit] = l.rateLimitField(t, others)
 	}
-	if l.fields&LegacyFields != 0 {
+	if t.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
 		for _, o := range others {
-			if o.l.fields&LegacyFields != 0 {
+			if o.fields&LegacyFields != 0 {
 				res = moreRestrictive(res, &o.results[core.MostRestrictive(o.results)])
 			}
 		}
@@ -134,7 +137,7 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
 // writesAlso reports whether one of others writes the field set f.
 func writesAlso(others []*Ticket, f Fields) bool {
 	for _, o := range others {
-		if o.l.fields&f != 0 {
+		if o.fields&f != 0 {
 			return true
 		}
 	}
@@ -180,7 +183,7 @@ func (l *Limiter) rateLimitField(t *Ticket, others []*Ticket) []string {
 	}
 	buf := t.buf[:0]
 	for _, o := range others {
-		if o.l.fields&IETFFields != 0 {
+		if o.fields&IETFFields != 0 {
 			buf = appendMembers(buf, o, true)
 		}
 	}

@@ -209,3 +209,20 @@ func TestFieldsOfLayersOnDifferentStores(t *testing.T) {
 		t.Errorf("under a Limiter without fields: RateLimit %q, want the inner policy alone", got)
 	}
 }
+
+// A merged decision writes the fields of every Limiter merged into it: legacy
+// fields an outer Limiter wrote show the merged numbers, not its own from before
+// the merge.
+func TestMergedDecisionWritesTheFieldsOfBothLayers(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	outer := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithFields(httpengine.LegacyFields))
+	inner := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(5))
+	w := nested(outer, inner, request("192.0.2.1:1"))
+	if got := w.Header().Get("X-RateLimit-Remaining"); got != "5" {
+		t.Errorf("X-RateLimit-Remaining %q, want 5 (charged once, at the inner cost)", got)
+	}
+	if got := w.Header().Get("RateLimit"); got != `"api";r=5;t=60` {
+		t.Errorf("RateLimit %q, want r=5", got)
+	}
+}

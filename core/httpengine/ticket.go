@@ -54,6 +54,7 @@ type Ticket struct {
 	delay       time.Duration // the leaky-bucket wait before the handler runs
 	finished    bool          // leases released and costs settled (or given back)
 	shadow      bool          // a refusal lets the request through (every merged Limiter is in shadow mode)
+	fields      Fields        // the fields to write: the Limiter's, and those of the Limiters merged into t
 	merged      bool          // reqs and results hold a decision merged with an outer Limiter's
 	absorbed    bool          // an inner Limiter merged this decision into its own, and finishes it
 	eventDue    bool          // the observers are told at Finish
@@ -124,7 +125,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		}
 	}
 	t := l.tickets.Get().(*Ticket)
-	t.r, t.shadow = r, l.shadow
+	t.r, t.shadow, t.fields = r, l.shadow, l.fields
 	if err := l.prepare(t, r); err != nil {
 		if err == errSkip { // SkipFallback: exempt, as a skipper would
 			t.reset()

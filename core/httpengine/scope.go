@@ -53,10 +53,9 @@ func (s *scope) remove(t *Ticket) {
 }
 
 // separate appends to dst the request's live decisions, outermost first: those
-// admitted, not finished, and not merged into another. When called for a decision
-// not pushed yet, they are the decisions of Limiters on other stores, which
-// decided separately (a Limiter on the same store merged with its outer decision).
-// Requires s.mu.
+// admitted, not finished, and not merged into another. Called for a decision not
+// pushed yet, they are those it did not merge with (see outerDecision), which
+// decided separately. Requires s.mu.
 func (s *scope) separate(dst []*Ticket) []*Ticket {
 	for t := s.latest; t != nil; t = t.outer {
 		if t.disposition == Admitted && !t.absorbed && !t.finished {

@@ -34,9 +34,40 @@ func routePattern(r *http.Request) string {
 		}
 		return rctx.RoutePattern()
 	}
-	path := r.URL.RawPath
+	method, path := r.Method, r.URL.RawPath
 	if path == "" {
 		path = r.URL.Path
 	}
-	return rctx.Routes.Find(chi.NewRouteContext(), r.Method, path)
+	// chi routes on its own record of the method and path, which middleware such
+	// as GetHead, StripSlashes and CleanPath rewrite: HEAD /items/ goes to
+	// GET /items. Found from the raw request instead, such a request would match
+	// no route (a route cost of 1, the fallback key: a second bucket).
+	if rctx.RouteMethod != "" {
+		method = rctx.RouteMethod
+	}
+	if rctx.RoutePath != "" {
+		path = fullRoutePath(rctx, path)
+	}
+	return rctx.Routes.Find(chi.NewRouteContext(), method, path)
+}
+
+// fullRoutePath is the path the root router would route for rctx.RoutePath, the
+// path chi routes next: that path itself before any route matched, else (in a
+// mounted router) the part of path the mounts consumed, followed by it. A mount
+// pattern's segments each match one segment of the path (a parameter whose
+// regular expression spans a "/" would not, and is not supported here).
+func fullRoutePath(rctx *chi.Context, path string) string {
+	if len(rctx.RoutePatterns) == 0 {
+		return rctx.RoutePath
+	}
+	mounts := strings.TrimSuffix(rctx.RoutePattern(), "/*")
+	consumed := 0
+	for range strings.Count(mounts, "/") {
+		next := strings.IndexByte(path[consumed+1:], '/')
+		if next < 0 {
+			return path
+		}
+		consumed += 1 + next
+	}
+	return path[:consumed] + rctx.RoutePath
 }

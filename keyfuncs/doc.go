@@ -24,7 +24,7 @@
 //
 // Every KeyFunc returns a non-empty key of at most core.MaxKeyLength bytes,
 // prefixed by its kind ("user:alice", "ak:9f86d081884c7d65…", "ip:203.0.113.9",
-// "ip6:2001:db8:1:2::/64", "net4:203.0.113.0/24", "form:username:alice"), or an
+// "ip6:2001:db8:1:2::/64", "net4:203.0.113.0/24", "field:username:alice"), or an
 // error. ErrNoKey (possibly wrapped) means the request lacks that identity, so
 // that FirstOf can try the next function and a limiter can fall back as
 // configured; other errors must not be skipped. User-controlled values that are

@@ -138,7 +138,7 @@ func ExampleFormUsername() {
 	fmt.Println(account(r))
 	fmt.Println(r.PostFormValue("password"))
 	// Output:
-	// form:username:alice <nil>
+	// field:username:alice <nil>
 	// correct-horse
 }
 

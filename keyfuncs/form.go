@@ -27,9 +27,11 @@ var ErrBadForm = errors.New("keyfuncs: request form cannot be parsed")
 var ErrFormTooLarge = errors.New("keyfuncs: request body too large to find the key field")
 
 // FormField returns a KeyFunc that keys a request by a form field, for example
-// the account name of a login form: "form:" + name + ":" + value, such as
-// "form:username:alice". A long value, or one with control characters, is
-// replaced by its hash ("h:" prefix). An absent or empty field gets ErrNoKey.
+// the account name of a login form: "field:" + name + ":" + value, such as
+// "field:username:alice", the key JSONField gives the same value, so that an
+// application that accepts both encodings (FirstOf) counts one budget per value.
+// A long value, or one with control characters, is replaced by its hash ("h:"
+// prefix). An absent or empty field gets ErrNoKey.
 // FormField panics when name is empty.
 //
 // The value is the one the handler acts on, read by net/http's own parser with
@@ -58,7 +60,7 @@ func FormFieldWith(name string, normalize func(string) string) KeyFunc {
 	if normalize != nil {
 		norm = func(v string) (string, error) { return normalize(v), nil }
 	}
-	return fieldKey("form:", name, formValue, norm)
+	return fieldKey("form", name, formValue, norm)
 }
 
 // FormUsername is FormField for a username: the value is normalised with
@@ -71,14 +73,16 @@ func FormUsername(name string) KeyFunc {
 	if name == "" {
 		panic("keyfuncs: FormUsername needs a field name")
 	}
-	return fieldKey("form:", name, formValue, NormalizeUsername)
+	return fieldKey("form", name, formValue, NormalizeUsername)
 }
 
-// fieldKey builds the KeyFunc of a request field: prefix + name + ":" + the
-// (normalised) value.
-func fieldKey(prefix, name string, read func(*http.Request, string) (string, error), normalize func(string) (string, error)) KeyFunc {
-	keyPrefix := prefix + name + ":"
-	errAbsent := fmt.Errorf("%w: no %s field %q", ErrNoKey, prefix[:len(prefix)-1], name)
+// fieldKey builds the KeyFunc of a request field, which read finds in a body of
+// the encoding (form or json): "field:" + name + ":" + the (normalised) value.
+// The key leaves the encoding out: it is the client's choice, and must not earn
+// a second budget.
+func fieldKey(encoding, name string, read func(*http.Request, string) (string, error), normalize func(string) (string, error)) KeyFunc {
+	keyPrefix := "field:" + name + ":"
+	errAbsent := fmt.Errorf("%w: no %s field %q", ErrNoKey, encoding, name)
 	return func(r *http.Request) (string, error) {
 		value, err := read(r, name)
 		if err != nil {

@@ -60,24 +60,24 @@ func TestFormField(t *testing.T) {
 		want    string
 		wantErr error
 	}{
-		{"urlencoded", formRequest("POST", "/login", formType, "username=alice&password=x"), "form:username:alice", nil},
-		{"urlencoded with charset", formRequest("POST", "/login", formType+"; charset=utf-8", "username=alice"), "form:username:alice", nil},
-		{"escapes", formRequest("POST", "/login", formType, "username=al%20ice+smith"), "form:username:al ice smith", nil},
-		{"escaped name", formRequest("POST", "/login", formType, "user%6Eame=alice"), "form:username:alice", nil},
-		{"first value", formRequest("POST", "/login", formType, "username=alice&username=bob"), "form:username:alice", nil},
-		{"PUT", formRequest("PUT", "/login", formType, "username=alice"), "form:username:alice", nil},
-		{"PATCH", formRequest("PATCH", "/login", formType, "username=alice"), "form:username:alice", nil},
-		{"body, not query", formRequest("POST", "/login?username=decoy", formType, "username=body"), "form:username:body", nil},
+		{"urlencoded", formRequest("POST", "/login", formType, "username=alice&password=x"), "field:username:alice", nil},
+		{"urlencoded with charset", formRequest("POST", "/login", formType+"; charset=utf-8", "username=alice"), "field:username:alice", nil},
+		{"escapes", formRequest("POST", "/login", formType, "username=al%20ice+smith"), "field:username:al ice smith", nil},
+		{"escaped name", formRequest("POST", "/login", formType, "user%6Eame=alice"), "field:username:alice", nil},
+		{"first value", formRequest("POST", "/login", formType, "username=alice&username=bob"), "field:username:alice", nil},
+		{"PUT", formRequest("PUT", "/login", formType, "username=alice"), "field:username:alice", nil},
+		{"PATCH", formRequest("PATCH", "/login", formType, "username=alice"), "field:username:alice", nil},
+		{"body, not query", formRequest("POST", "/login?username=decoy", formType, "username=body"), "field:username:body", nil},
 		{"query ignored when body lacks it", formRequest("POST", "/login?username=decoy", formType, "password=x"), "", ErrNoKey},
-		{"GET reads the query", formRequest("GET", "/login?username=query", formType, "username=body"), "form:username:query", nil},
+		{"GET reads the query", formRequest("GET", "/login?username=query", formType, "username=body"), "field:username:query", nil},
 		{"other content type: no body field", formRequest("POST", "/login?username=q", "application/json", `{"username":"j"}`), "", ErrNoKey},
-		{"multipart", formRequest("POST", "/login", mpType, mp), "form:username:carol", nil},
-		{"multipart, not query", formRequest("POST", "/login?username=decoy", mpType, mp), "form:username:carol", nil},
-		{"multipart file skipped", formRequest("POST", "/login", mpfType, mpf), "form:username:erin", nil},
-		{"long value hashed", formRequest("POST", "/login", formType, "username="+long), "form:username:" + hashed(long), nil},
-		{"control characters hashed", formRequest("POST", "/login", formType, "username=a%0Ab"), "form:username:" + hashed("a\nb"), nil},
-		{"6 kB value hashed", formRequest("POST", "/login", formType, "username="+strings.Repeat("z", 6<<10)), "form:username:" + hashed(strings.Repeat("z", 6<<10)), nil},
-		{"far into the body", formRequest("POST", "/login", formType, "pad="+strings.Repeat("A", 100<<10)+"&username=alice"), "form:username:alice", nil},
+		{"multipart", formRequest("POST", "/login", mpType, mp), "field:username:carol", nil},
+		{"multipart, not query", formRequest("POST", "/login?username=decoy", mpType, mp), "field:username:carol", nil},
+		{"multipart file skipped", formRequest("POST", "/login", mpfType, mpf), "field:username:erin", nil},
+		{"long value hashed", formRequest("POST", "/login", formType, "username="+long), "field:username:" + hashed(long), nil},
+		{"control characters hashed", formRequest("POST", "/login", formType, "username=a%0Ab"), "field:username:" + hashed("a\nb"), nil},
+		{"6 kB value hashed", formRequest("POST", "/login", formType, "username="+strings.Repeat("z", 6<<10)), "field:username:" + hashed(strings.Repeat("z", 6<<10)), nil},
+		{"far into the body", formRequest("POST", "/login", formType, "pad="+strings.Repeat("A", 100<<10)+"&username=alice"), "field:username:alice", nil},
 		{"absent", formRequest("POST", "/login", formType, "password=x"), "", ErrNoKey},
 		{"empty", formRequest("POST", "/login", formType, "username=&password=x"), "", ErrNoKey},
 		{"no body", formRequest("POST", "/login", formType, ""), "", ErrNoKey},
@@ -139,7 +139,7 @@ func TestFormFieldAgreesWithPostFormValue(t *testing.T) {
 			key, err := FormField("username")(r)
 			switch {
 			case err == nil:
-				if key != "form:username:"+want {
+				if key != "field:username:"+want {
 					t.Fatalf("FormField = %q, the handler acts on %q", key, want)
 				}
 			case errors.Is(err, ErrBadForm):
@@ -161,7 +161,7 @@ func TestFormFieldAgreesWithPostFormValue(t *testing.T) {
 
 func TestFormFieldLeavesFormForTheHandler(t *testing.T) {
 	r := formRequest("POST", "/login", formType, "username=alice&password=correct-horse")
-	if key, err := FormField("username")(r); err != nil || key != "form:username:alice" {
+	if key, err := FormField("username")(r); err != nil || key != "field:username:alice" {
 		t.Fatalf("FormField = %q, %v", key, err)
 	}
 	if got := r.PostFormValue("password"); got != "correct-horse" {
@@ -191,7 +191,7 @@ func TestFormFieldUsesParsedForm(t *testing.T) {
 	if err := r.ParseForm(); err != nil {
 		t.Fatal(err)
 	}
-	if key, err := FormField("username")(r); err != nil || key != "form:username:alice" {
+	if key, err := FormField("username")(r); err != nil || key != "field:username:alice" {
 		t.Fatalf("FormField after ParseForm = %q, %v", key, err)
 	}
 	r.PostForm, r.Form = url.Values{}, url.Values{}
@@ -204,7 +204,7 @@ func TestFormFieldWith(t *testing.T) {
 	lower := FormFieldWith("username", strings.ToLower)
 	for _, v := range []string{"Alice", "ALICE", "alice"} {
 		key, err := lower(formRequest("POST", "/login", formType, "username="+v))
-		if err != nil || key != "form:username:alice" {
+		if err != nil || key != "field:username:alice" {
 			t.Fatalf("FormFieldWith(ToLower) of %q = %q, %v", v, key, err)
 		}
 	}

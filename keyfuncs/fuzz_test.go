@@ -392,14 +392,14 @@ func FuzzFormField(f *testing.F) {
 		switch {
 		case err == nil:
 			checkKey(t, key)
-			if !strings.HasPrefix(key, "form:username:") {
+			if !strings.HasPrefix(key, "field:username:") {
 				t.Fatalf("key %q", key)
 			}
 			want := r.FormValue("username")
 			if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
 				want = r.PostFormValue("username")
 			}
-			if key != boundKey("form:username:"+safeValue(want)) {
+			if key != boundKey("field:username:"+safeValue(want)) {
 				t.Fatalf("key %q, the handler acts on %q", key, want)
 			}
 		case errors.Is(err, ErrNoKey), errors.Is(err, ErrFormTooLarge), errors.Is(err, ErrBadForm):

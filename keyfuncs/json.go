@@ -22,8 +22,8 @@ const MaxJSONBytes = 64 << 10
 var ErrBadJSON = errors.New("keyfuncs: request body is not the expected JSON object")
 
 // JSONField returns a KeyFunc that keys a request by a top-level string field of
-// a JSON object body, for JSON logins: "json:" + name + ":" + value, such as
-// "json:username:alice". The field is matched as encoding/json matches a struct
+// a JSON object body, for JSON logins: "field:" + name + ":" + value, such as
+// "field:username:alice", as FormField keys it. The field is matched as encoding/json matches a struct
 // field of type string (case-insensitively, the last occurrence wins, and a null
 // leaves the value before it), so the key is the value that json.Unmarshal, or a
 // json.Decoder, gives the handler. A long value, or one with control characters,
@@ -42,7 +42,7 @@ func JSONField(name string) KeyFunc {
 	if name == "" {
 		panic("keyfuncs: JSONField needs a field name")
 	}
-	return fieldKey("json:", name, jsonValueOf(name), nil)
+	return fieldKey("json", name, jsonValueOf(name), nil)
 }
 
 // JSONUsername is JSONField for a username, normalised with NormalizeUsername
@@ -51,7 +51,7 @@ func JSONUsername(name string) KeyFunc {
 	if name == "" {
 		panic("keyfuncs: JSONUsername needs a field name")
 	}
-	return fieldKey("json:", name, jsonValueOf(name), NormalizeUsername)
+	return fieldKey("json", name, jsonValueOf(name), NormalizeUsername)
 }
 
 // jsonValueOf returns a function that reads the string value json.Unmarshal

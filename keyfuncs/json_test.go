@@ -22,26 +22,26 @@ func TestJSONField(t *testing.T) {
 		want    string
 		wantErr error
 	}{
-		{"field", "POST", jsonType, `{"username":"alice","password":"x"}`, "json:username:alice", nil},
-		{"charset", "POST", jsonType + "; charset=utf-8", `{"username":"alice"}`, "json:username:alice", nil},
-		{"+json type", "PUT", "application/vnd.api+json", `{"username":"alice"}`, "json:username:alice", nil},
-		{"case-folded name", "POST", jsonType, `{"USERNAME":"alice"}`, "json:username:alice", nil},
-		{"last match wins", "POST", jsonType, `{"username":"decoy","Username":"alice"}`, "json:username:alice", nil},
-		{"escapes", "POST", jsonType, `{"username":"al\u0069ce"}`, "json:username:alice", nil},
+		{"field", "POST", jsonType, `{"username":"alice","password":"x"}`, "field:username:alice", nil},
+		{"charset", "POST", jsonType + "; charset=utf-8", `{"username":"alice"}`, "field:username:alice", nil},
+		{"+json type", "PUT", "application/vnd.api+json", `{"username":"alice"}`, "field:username:alice", nil},
+		{"case-folded name", "POST", jsonType, `{"USERNAME":"alice"}`, "field:username:alice", nil},
+		{"last match wins", "POST", jsonType, `{"username":"decoy","Username":"alice"}`, "field:username:alice", nil},
+		{"escapes", "POST", jsonType, `{"username":"al\u0069ce"}`, "field:username:alice", nil},
 		{"nested ignored", "POST", jsonType, `{"user":{"username":"x"}}`, "", ErrNoKey},
-		{"long value hashed", "POST", jsonType, `{"username":"` + long + `"}`, "json:username:" + hashed(long), nil},
+		{"long value hashed", "POST", jsonType, `{"username":"` + long + `"}`, "field:username:" + hashed(long), nil},
 		{"absent", "POST", jsonType, `{"password":"x"}`, "", ErrNoKey},
 		{"null", "POST", jsonType, `{"username":null}`, "", ErrNoKey},
 		{"empty", "POST", jsonType, `{"username":""}`, "", ErrNoKey},
 		{"empty body", "POST", jsonType, ``, "", ErrNoKey},
 		{"GET", "GET", jsonType, `{"username":"alice"}`, "", ErrNoKey},
-		{"JSON under a form type", "POST", formType, `{"username":"alice"}`, "json:username:alice", nil},
-		{"JSON with no type", "POST", "", ` {"username":"alice"}`, "json:username:alice", nil},
+		{"JSON under a form type", "POST", formType, `{"username":"alice"}`, "field:username:alice", nil},
+		{"JSON with no type", "POST", "", ` {"username":"alice"}`, "field:username:alice", nil},
 		{"form body", "POST", formType, `username=alice`, "", ErrNoKey},
-		{"null after the value", "POST", jsonType, `{"username":"alice","password":"x","username":null}`, "json:username:alice", nil},
-		{"case-folded null after the value", "POST", jsonType, `{"username":"alice","USERNAME":null}`, "json:username:alice", nil},
+		{"null after the value", "POST", jsonType, `{"username":"alice","password":"x","username":null}`, "field:username:alice", nil},
+		{"case-folded null after the value", "POST", jsonType, `{"username":"alice","USERNAME":null}`, "field:username:alice", nil},
 		{"empty after the value", "POST", jsonType, `{"username":"alice","username":""}`, "", ErrNoKey},
-		{"data after the object", "POST", jsonType, `{"username":"alice"} {"username":"bob"}`, "json:username:alice", nil},
+		{"data after the object", "POST", jsonType, `{"username":"alice"} {"username":"bob"}`, "field:username:alice", nil},
 		{"large upload", "POST", "application/octet-stream", strings.Repeat("A", MaxJSONBytes+1), "", ErrNoKey},
 		{"too large under a form type", "POST", formType, `{"username":"alice","pad":"` + strings.Repeat("A", MaxJSONBytes) + `"}`, "", ErrFormTooLarge},
 		{"not JSON under another type", "POST", "text/plain", `{username: alice}`, "", ErrBadJSON},
@@ -87,7 +87,7 @@ func TestJSONFieldAgreesWithUnmarshal(t *testing.T) {
 		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
 		r.Header.Set("Content-Type", jsonType)
 		key, err := JSONField("username")(r)
-		if err != nil || key != "json:username:"+login.Username {
+		if err != nil || key != "field:username:"+login.Username {
 			t.Errorf("%s: JSONField = %q, %v; json.Unmarshal gives %q", body, key, err, login.Username)
 		}
 	}
@@ -96,7 +96,7 @@ func TestJSONFieldAgreesWithUnmarshal(t *testing.T) {
 func TestJSONUsername(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(`{"username":"ALICE"}`))
 	r.Header.Set("Content-Type", jsonType)
-	if key, err := JSONUsername("username")(r); err != nil || key != "json:username:alice" {
+	if key, err := JSONUsername("username")(r); err != nil || key != "field:username:alice" {
 		t.Fatalf("JSONUsername = %q, %v", key, err)
 	}
 }
@@ -137,7 +137,7 @@ func FuzzJSONField(f *testing.F) {
 		switch {
 		case err == nil:
 			checkKey(t, key)
-			if decodeErr != nil || login.Username == "" || key != boundKey("json:username:"+safeValue(login.Username)) {
+			if decodeErr != nil || login.Username == "" || key != boundKey("field:username:"+safeValue(login.Username)) {
 				t.Fatalf("key %q; the handler's decoder gives %q, %v", key, login.Username, decodeErr)
 			}
 		case errors.Is(err, ErrNoKey):
@@ -149,4 +149,19 @@ func FuzzJSONField(f *testing.F) {
 			t.Fatalf("JSONField: %v", err)
 		}
 	})
+}
+
+// A login that accepts form and JSON bodies (FirstOf) counts one budget per
+// account: the key leaves the encoding, which the client picks, out.
+func TestFormAndJSONUsernamesShareOneKey(t *testing.T) {
+	key := FirstOf(JSONUsername("username"), FormUsername("username"))
+	asJSON := httptest.NewRequest("POST", "/login", strings.NewReader(`{"username":"Alice","password":"x"}`))
+	asJSON.Header.Set("Content-Type", "application/json")
+	asForm := httptest.NewRequest("POST", "/login", strings.NewReader("username=ALICE&password=x"))
+	asForm.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	jsonKey, err1 := key(asJSON)
+	formKey, err2 := key(asForm)
+	if err1 != nil || err2 != nil || jsonKey != formKey || jsonKey != "field:username:alice" {
+		t.Fatalf("JSON body %q (%v), form body %q (%v); want both field:username:alice", jsonKey, err1, formKey, err2)
+	}
 }

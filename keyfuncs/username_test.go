@@ -14,8 +14,8 @@ import (
 func TestFormUsernameOneBudgetPerAccount(t *testing.T) {
 	fn := FormUsername("username")
 	for want, spellings := range map[string][]string{
-		"form:username:alice": {"alice", "Alice", "ALICE", "aLice", "ＡＬＩＣＥ"},
-		"form:username:josé":  {norm.NFC.String("josé"), norm.NFD.String("josé"), norm.NFD.String("JOSÉ")},
+		"field:username:alice": {"alice", "Alice", "ALICE", "aLice", "ＡＬＩＣＥ"},
+		"field:username:josé":  {norm.NFC.String("josé"), norm.NFD.String("josé"), norm.NFD.String("JOSÉ")},
 	} {
 		for _, s := range spellings {
 			r := formRequest("POST", "/login", formType, "username="+url.QueryEscape(s))
@@ -86,7 +86,7 @@ func FuzzNormalizeUsername(f *testing.F) {
 			}
 			return
 		}
-		if err != nil || key != boundKey("form:username:"+safeValue(canonical)) {
+		if err != nil || key != boundKey("field:username:"+safeValue(canonical)) {
 			t.Fatalf("FormUsername(%q) = %q, %v; canonical %q", name, key, err, canonical)
 		}
 		checkKey(t, key)

@@ -92,7 +92,7 @@ func TestClusterLoginIdentities(t *testing.T) {
 				}
 			}
 			for _, user := range []string{"alice", "josé"} {
-				if keys := clusterKeys(t, cluster, "form:username:"+user); len(keys) != 1 {
+				if keys := clusterKeys(t, cluster, "field:username:"+user); len(keys) != 1 {
 					t.Fatalf("account state of %s: %q, want one key", user, keys)
 				}
 			}
@@ -113,7 +113,7 @@ func TestClusterLoginIdentities(t *testing.T) {
 					}
 				}
 			}
-			keys := clusterKeys(t, cluster, "form:username:z")
+			keys := clusterKeys(t, cluster, "field:username:z")
 			if len(keys) != braced {
 				t.Fatalf("%d account keys for %d braced usernames: %q", len(keys), braced, keys)
 			}

@@ -3,6 +3,7 @@ package reserve
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -88,8 +89,11 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 	s.stats.leased.Add(grant)
 	expires := now + int64(t.lease.Lifetime)
 	if t.lease.Policy.Algorithm() == core.FixedWindow {
-		// A fixed window's budget belongs to its window: the lease ends with it.
-		expires = min(expires, now+int64(res.ResetAfter))
+		// A fixed window's budget belongs to its window: the lease ends with it. The
+		// backing store counts ResetAfter from its clock truncated to the millisecond,
+		// up to 1ms before the instant now stands for: the lease ends up to 1ms early,
+		// never in the next window.
+		expires = min(expires, now+int64(res.ResetAfter-time.Millisecond))
 	}
 	if leftover > 0 {
 		expires = min(expires, e.expires.Load())

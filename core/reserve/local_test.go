@@ -3,10 +3,12 @@ package reserve_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/reserve"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
@@ -256,6 +258,40 @@ func TestFixedWindowLeaseEndsWithItsWindow(t *testing.T) {
 	}
 	if admitted != 10 {
 		t.Fatalf("window 1 admitted %d, want its limit 10 (the lease of window 0 ended with it)", admitted)
+	}
+}
+
+// TestFixedWindowLeaseEndsWithinItsWindowToTheMillisecond: the backing store counts
+// a window's ResetAfter from its clock truncated to the millisecond. A lease taken
+// at 999.5ms must not live on to 1000.5ms, in the next window.
+func TestFixedWindowLeaseEndsWithinItsWindowToTheMillisecond(t *testing.T) {
+	var nanos atomic.Int64
+	clock := func() time.Time { return time.Unix(0, nanos.Load()) }
+	start := time.UnixMilli(storetest.Start)
+	nanos.Store(start.Add(999*ms + 500*time.Microsecond).UnixNano())
+	p := core.MustPolicy("fw", core.FixedWindow, core.PerSecond(10))
+	backing := &shared{refundingStore: memory.MustNew(memory.WithClock(clock), memory.WithSweepInterval(0))}
+	t.Cleanup(func() { backing.refundingStore.Close() })
+	s, err := reserve.New(backing, []reserve.Lease{{Policy: p, Size: 5}}, reserve.WithClock(clock), reserve.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	decide(t, s, p, "k", 1) // a lease of 5 in window 0, 4 unspent
+	nanos.Store(start.Add(1000*ms + 200*time.Microsecond).UnixNano())
+	admitted := 0
+	for range 10 {
+		if decide(t, backing, p, "k", 1).Allowed {
+			admitted++
+		}
+	}
+	for range 10 {
+		if decide(t, s, p, "k", 1).Allowed {
+			admitted++
+		}
+	}
+	if admitted != 10 {
+		t.Fatalf("window 1 admitted %d, want its limit 10", admitted)
 	}
 }
 

@@ -32,6 +32,8 @@ type Store struct {
 
 	stats counters
 
+	epoch time.Time // the clock's reading at New: instants are measured from it (nowNanos)
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -82,7 +84,7 @@ func New(backing core.Store, leases []Lease, options ...Option) (*Store, error) 
 		}
 		tables[l.Policy.ID()] = newTable(l)
 	}
-	s := &Store{backing: refunding, tables: tables, cfg: cfg, stop: make(chan struct{})}
+	s := &Store{backing: refunding, tables: tables, cfg: cfg, epoch: cfg.clock(), stop: make(chan struct{})}
 	if cfg.sweepInterval > 0 && len(tables) > 0 {
 		s.sweeping.Add(1)
 		go s.sweepEvery(cfg.sweepInterval)
@@ -175,8 +177,11 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// nowNanos reads the store's clock once.
-func (s *Store) nowNanos() int64 { return s.cfg.clock().UnixNano() }
+// nowNanos reads the store's clock once, in ns since the Unix epoch. It measures
+// the time elapsed since New, which for the default clock, time.Now, is the
+// monotonic reading: a step of the wall clock (NTP) neither ends leases early nor
+// stretches a fixed window's lease into the next window.
+func (s *Store) nowNanos() int64 { return s.epoch.UnixNano() + int64(s.cfg.clock().Sub(s.epoch)) }
 
 // durationUntil is the time from now to at, never negative.
 func durationUntil(now, at int64) time.Duration { return time.Duration(max(0, at-now)) }

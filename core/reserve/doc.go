@@ -65,7 +65,7 @@
 // refused, a replica asks for what the backing store said remains, then for the
 // request's own cost, and only that last refusal is returned. A refused key is
 // refused locally, without a round trip, until the backing store's Retry-After for
-// that cost has passed.
+// that cost has passed (a larger cost, which waits longer, asks the backing store).
 //
 // # Results
 //

@@ -52,10 +52,12 @@ func (e *entry) trySpend(cost, now int64) (int64, bool) {
 	}
 }
 
-// refusedAt reports the remembered refusal that covers cost at now, if any.
+// refusedAt reports the remembered refusal of cost that holds at now, if any. A
+// larger cost would be refused too, but its wait is longer than the one remembered:
+// it goes to the backing store, which knows it.
 func (e *entry) refusedAt(cost, now int64) (*refusal, bool) {
 	r := e.refused.Load()
-	if r == nil || now >= r.until || cost < r.cost {
+	if r == nil || now >= r.until || cost != r.cost {
 		return nil, false
 	}
 	return r, true

@@ -123,11 +123,13 @@ func TestRefusalIsRemembered(t *testing.T) {
 	if res.Allowed || res.RetryAfter != 600*ms {
 		t.Fatalf("remembered refusal %+v: want RetryAfter 600ms", res)
 	}
-	if res := decide(t, s, p, "k", 2); res.Allowed || res.RetryAfter != 600*ms {
-		t.Fatalf("a costlier request: %+v, want the remembered refusal", res)
-	}
 	if got := backing.decisions.Load() - before; got != 0 {
 		t.Fatalf("%d backing decisions during a remembered refusal, want 0 (the refusal took %d)", got, calls)
+	}
+	// A costlier request waits longer than the remembered refusal says: the backing
+	// store answers it.
+	if res := decide(t, s, p, "k", 2); res.Allowed || res.RetryAfter != 1600*ms {
+		t.Fatalf("a costlier request: %+v, want the backing store's RetryAfter 1.6s", res)
 	}
 	clock.Advance(600 * ms)
 	if res := decide(t, s, p, "k", 1); !res.Allowed {
@@ -292,6 +294,25 @@ func TestFixedWindowLeaseEndsWithinItsWindowToTheMillisecond(t *testing.T) {
 	}
 	if admitted != 10 {
 		t.Fatalf("window 1 admitted %d, want its limit 10", admitted)
+	}
+}
+
+// TestRememberedRefusalRetryAfterIsNeverShort: a refusal remembered for one cost
+// does not answer a larger cost, whose wait is longer.
+func TestRememberedRefusalRetryAfterIsNeverShort(t *testing.T) {
+	clock := storetest.NewClock()
+	p := core.MustPolicy("tb", core.TokenBucket, core.PerSecond(10))
+	backing := newMemoryBacking(t, clock)
+	s := newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 5})
+	for range 10 {
+		decide(t, s, p, "k", 1)
+	}
+	if decide(t, s, p, "k", 1).Allowed {
+		t.Fatal("the 11th request was admitted")
+	}
+	got, exact := decide(t, s, p, "k", 5), decide(t, backing, p, "k", 5)
+	if got.Allowed || got.RetryAfter < exact.RetryAfter {
+		t.Fatalf("cost 5: %+v; the backing store's wait is %v", got, exact.RetryAfter)
 	}
 }
 

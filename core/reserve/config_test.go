@@ -30,6 +30,7 @@ func TestNewRefusesLeasesItCannotHonour(t *testing.T) {
 		{"size above capacity", []reserve.Lease{{Policy: tb, Size: 21}}, `"tb": lease size 21 is outside 1..20`},
 		{"lifetime below 1ms", []reserve.Lease{{Policy: tb, Size: 5, Lifetime: time.Microsecond}}, `"tb": lease lifetime 1µs is shorter than 1ms`},
 		{"negative lifetime", []reserve.Lease{{Policy: tb, Size: 5, Lifetime: -time.Second}}, `"tb": lease lifetime -1s`},
+		{"lifetime that overflows", []reserve.Lease{{Policy: tb, Size: 5, Lifetime: 1<<63 - 1}}, `"tb": lease lifetime 2562047h47m16.854775807s is longer than 24h0m0s`},
 		{"leased twice", []reserve.Lease{{Policy: tb, Size: 5}, {Policy: tb, Size: 6}}, `"tb": leased twice`},
 		{"zero policy", []reserve.Lease{{Size: 5}}, "zero Policy"},
 	}

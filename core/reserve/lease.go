@@ -10,6 +10,10 @@ import (
 // DefaultLifetime is how long a lease lives when Lease.Lifetime is zero.
 const DefaultLifetime = time.Second
 
+// MaxLifetime bounds Lease.Lifetime: a lease parks budget on one replica for as long
+// as it lives.
+const MaxLifetime = 24 * time.Hour
+
 // Lease opts one policy in to leasing: a replica takes Size units of the policy's
 // budget for a key from the backing store in one decision, spends them in process
 // memory, and returns what it did not spend when Lifetime ends.
@@ -27,7 +31,8 @@ type Lease struct {
 	// overage bound grows with it (see the package documentation).
 	Size int64
 	// Lifetime is how long a lease's unspent balance may be held before it is
-	// returned to the backing store; zero means DefaultLifetime. A fixed window
+	// returned to the backing store: from 1ms to MaxLifetime; zero means
+	// DefaultLifetime. A fixed window
 	// policy's lease also ends with the window it was taken in.
 	Lifetime time.Duration
 }
@@ -63,6 +68,8 @@ func (l Lease) check() (Lease, error) {
 		l.Lifetime = DefaultLifetime
 	case l.Lifetime < time.Millisecond:
 		return l, fmt.Errorf("reserve: %w %q: lease lifetime %v is shorter than 1ms", core.ErrInvalidPolicy, name, l.Lifetime)
+	case l.Lifetime > MaxLifetime:
+		return l, fmt.Errorf("reserve: %w %q: lease lifetime %v is longer than %v", core.ErrInvalidPolicy, name, l.Lifetime, MaxLifetime)
 	}
 	return l, nil
 }

@@ -106,7 +106,9 @@ func single(v string) []string { return []string{v} }
 // hide them.
 func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
 	if t.fields&IETFFields != 0 {
-		if l.policyField != nil && !t.merged && !writesAlso(others, IETFFields) {
+		// alone: the fields hold t's own policies, whose values the Limiter caches.
+		alone := !t.merged && !writesAlso(others, IETFFields)
+		if alone && l.policyField != nil {
 			h[headerPolicy] = l.policyField
 		} else {
 			buf := t.buf[:0]
@@ -119,7 +121,7 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
 			h[headerPolicy] = t.values.value(buf)
 			t.keepScratch(buf)
 		}
-		h[headerRateLimit] = l.rateLimitField(t, others)
+		h[headerRateLimit] = l.rateLimitField(t, others, alone)
 	}
 	if t.fields&LegacyFields != 0 {
 		res := &t.results[core.MostRestrictive(t.results)]
@@ -174,8 +176,7 @@ func moreRestrictive(a, b *core.Result) *core.Result {
 // rateLimitField is the RateLimit value of t's results, after those of others:
 // the ticket's last one when t stands alone and shows the same numbers (static
 // stacks), or built afresh.
-func (l *Limiter) rateLimitField(t *Ticket, others []*Ticket) []string {
-	alone := !t.merged && !writesAlso(others, IETFFields) // a merged decision's policies are not the memo's
+func (l *Limiter) rateLimitField(t *Ticket, others []*Ticket, alone bool) []string {
 	if alone {
 		if value := t.fieldMemo.lookup(t.results); value != nil {
 			return value

@@ -61,6 +61,18 @@ func decide(t testing.TB, s core.Store, p core.Policy, key string, cost int64) c
 	return res
 }
 
+// admittedOf decides n requests of cost 1 for key on s and counts the admissions.
+func admittedOf(t testing.TB, s core.Store, p core.Policy, key string, n int) int {
+	t.Helper()
+	admitted := 0
+	for range n {
+		if decide(t, s, p, key, 1).Allowed {
+			admitted++
+		}
+	}
+	return admitted
+}
+
 // available is how many units of cost 1 the backing store would admit for key at
 // once, found by spending them on a copy-free probe: it charges and refunds.
 func available(t testing.TB, backing *shared, p core.Policy, key string) int64 {

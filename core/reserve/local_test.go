@@ -252,13 +252,7 @@ func TestFixedWindowLeaseEndsWithItsWindow(t *testing.T) {
 	decide(t, s, p, "k", 1)
 	decide(t, newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 4}), p, "k", 4)
 	clock.Advance(100 * ms) // window 1
-	admitted := 0
-	for i := 0; i < 20; i++ {
-		if decide(t, s, p, "k", 1).Allowed {
-			admitted++
-		}
-	}
-	if admitted != 10 {
+	if admitted := admittedOf(t, s, p, "k", 20); admitted != 10 {
 		t.Fatalf("window 1 admitted %d, want its limit 10 (the lease of window 0 ended with it)", admitted)
 	}
 }
@@ -281,18 +275,7 @@ func TestFixedWindowLeaseEndsWithinItsWindowToTheMillisecond(t *testing.T) {
 	defer s.Close()
 	decide(t, s, p, "k", 1) // a lease of 5 in window 0, 4 unspent
 	nanos.Store(start.Add(1000*ms + 200*time.Microsecond).UnixNano())
-	admitted := 0
-	for range 10 {
-		if decide(t, backing, p, "k", 1).Allowed {
-			admitted++
-		}
-	}
-	for range 10 {
-		if decide(t, s, p, "k", 1).Allowed {
-			admitted++
-		}
-	}
-	if admitted != 10 {
+	if admitted := admittedOf(t, backing, p, "k", 10) + admittedOf(t, s, p, "k", 10); admitted != 10 {
 		t.Fatalf("window 1 admitted %d, want its limit 10", admitted)
 	}
 }

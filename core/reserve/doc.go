@@ -81,6 +81,16 @@
 // all-or-nothing and exact; its leased policies draw on the same budget as the
 // leases.
 //
+// # Under core/resilient
+//
+// Wrapped in core/resilient (resilient.New(leasedStore, …)), a replica's last shared
+// answer for a leased key is its last lease: the Remaining it reports is what the
+// backing store said then. When the backing store fails, Local mode continues from
+// that answer, so entering fallback can over-grant what the other replicas spent
+// since each replica's last lease, divided by WithReplicas, on top of R × (S − 1)
+// (docs/failure.md). A lease's Lifetime bounds how old a busy replica's last lease
+// is. TestUnderResilientFallbackStartsFromLastLease measures it.
+//
 // Requests waiting for a lease on one key take it one at a time: the first takes
 // the lease, the others spend from it. A background goroutine returns expired leases
 // (WithSweepInterval); Close stops it.

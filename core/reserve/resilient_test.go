@@ -2,6 +2,10 @@ package reserve_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
 	"github.com/go-ratelimit/ratelimit/core/reserve"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // TestUnderResilient: a Store wrapped in core/resilient, over the embedded Redis,
@@ -45,3 +50,95 @@ func TestUnderResilient(t *testing.T) {
 		t.Fatalf("stats after Close %+v: want 5 returned", st)
 	}
 }
+
+// failable is a backing store that fails every call with core.ErrStoreUnavailable
+// while down is set.
+type failable struct {
+	*shared
+	down atomic.Bool
+}
+
+var errBackingDown = fmt.Errorf("backing down: %w", core.ErrStoreUnavailable)
+
+func (f *failable) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if f.down.Load() {
+		return core.Result{}, errBackingDown
+	}
+	return f.shared.Decide(ctx, req)
+}
+
+func (f *failable) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+	if f.down.Load() {
+		return false, errBackingDown
+	}
+	return f.shared.DecideStack(ctx, reqs, results)
+}
+
+func (f *failable) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
+	if f.down.Load() {
+		return errBackingDown
+	}
+	return f.shared.Refund(ctx, req, chargedAt)
+}
+
+// TestUnderResilientFallbackStartsFromLastLease: under core/resilient, a replica's
+// last shared answer for a leased key is its last lease, so Local mode continues from
+// what the backing store said then. Replica A leases once (backing left 90) and
+// replica B spends 80 more before the backing store fails: A's fallback starts from
+// A's lease, B's from B's. The over-grant entering fallback is what the others spent
+// since a replica's last lease, divided by WithReplicas (docs/failure.md), on top of
+// the leases' R × (S − 1).
+func TestUnderResilientFallbackStartsFromLastLease(t *testing.T) {
+	clock := storetest.NewClock() // never advances: the bucket does not refill
+	p := core.MustPolicy("p", core.TokenBucket, core.PerHour(100))
+	const replicas, size = 2, 10
+	backing := &failable{shared: newMemoryBacking(t, clock)}
+	var stores [replicas]*resilient.Store
+	for i := range stores {
+		leased := newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: size})
+		s, err := resilient.New(leased, resilient.WithReplicas(replicas), resilient.WithMode(resilient.Local),
+			resilient.WithClock(clock.Now), resilient.WithDeadline(10*time.Second), resilient.WithLogger(quiet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	a, b := stores[0], stores[1]
+	healthy := admittedOf(t, a, p, "k", 1) + admittedOf(t, b, p, "k", 80)
+	if healthy != 81 {
+		t.Fatalf("healthy: %d admitted, want 81", healthy)
+	}
+	backing.down.Store(true)
+	for _, s := range stores {
+		openBreaker(t, s)
+	}
+	fallback := [replicas]int{admittedOf(t, a, p, "k", 100), admittedOf(t, b, p, "k", 100)}
+	// A's last answer: 9 unspent in its lease + the 90 left when it leased, 99 of
+	// 100, so its share is 49 of 50; B's: 0 + 10, so 5.
+	if fallback != [replicas]int{49, 5} {
+		t.Errorf("fallback admitted %v, want [49 5]", fallback)
+	}
+	spentSinceLastLease := [replicas]int{80, 0} // by the other replica
+	bound := int(p.Capacity()) + replicas*(size-1)
+	for _, spent := range spentSinceLastLease {
+		bound += spent / replicas
+	}
+	if total := healthy + fallback[0] + fallback[1]; total > bound {
+		t.Errorf("admitted %d, above the composed bound %d", total, bound)
+	}
+}
+
+// openBreaker decides a policy that is not leased until s's breaker opens.
+func openBreaker(t *testing.T, s *resilient.Store) {
+	t.Helper()
+	other := core.MustPolicy("other", core.GCRA, core.PerSecond(1000))
+	for end := time.Now().Add(10 * time.Second); s.Breaker() != resilient.BreakerOpen; {
+		if time.Now().After(end) {
+			t.Fatal("the breaker did not open within 10s of failures")
+		}
+		s.Decide(context.Background(), core.Request{Policy: other, Key: "trip"})
+	}
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

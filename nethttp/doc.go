@@ -23,8 +23,9 @@
 //		httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))(report))
 //	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))(mux)
 //
-// or, with the weights in the middleware around the mux, matched on the ServeMux
-// pattern (which the middleware looks up before the mux routes the request):
+// or, with the weights in the middleware directly around the mux, matched on the
+// ServeMux pattern (which the middleware looks up before the mux routes the request;
+// around any other handler it cannot see the routes, and panics):
 //
 //	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))(mux)

@@ -42,7 +42,9 @@ func WithErrorHandler(h ErrorHandler) httplimit.Option {
 // New returns middleware that enforces limits on store for every request of the
 // handler it wraps. The options are httplimit's (httplimit.WithCost,
 // httplimit.WithShadow, …) and this package's deny and error handlers. Errors name
-// the offending policy or option.
+// the offending policy or option. With httplimit.WithRouteCosts the middleware must
+// wrap the *http.ServeMux itself (it looks up the pattern the mux will match); it
+// panics when it wraps anything else, whose routes it cannot see.
 //
 //	mw, err := nethttp.New(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))
 func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option) (func(http.Handler) http.Handler, error) {
@@ -50,7 +52,18 @@ func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option)
 	if err != nil {
 		return nil, err
 	}
-	return FromLimiter(l)
+	mw, err := FromLimiter(l)
+	if err != nil || !l.NeedsPattern() {
+		return mw, err
+	}
+	return func(next http.Handler) http.Handler {
+		if _, ok := next.(*http.ServeMux); !ok {
+			panic(fmt.Sprintf("nethttp: WithRouteCosts needs the middleware directly around a *http.ServeMux, "+
+				"whose pattern it looks up before the mux routes the request; it wraps a %T, where every route "+
+				"would cost the default (for one route, use httplimit.WithCost on its handler)", next))
+		}
+		return mw(next)
+	}, nil
 }
 
 // Middleware is New for static configuration: it panics on an invalid configuration.

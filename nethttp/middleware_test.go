@@ -274,3 +274,33 @@ func TestSettledHandlerCanHijack(t *testing.T) {
 		t.Fatalf("settled with status %d, want 101", got)
 	}
 }
+
+// TestRouteCostsNeedTheServeMux: route costs from a middleware that does not wrap
+// the ServeMux itself would never match a route, so every request would cost the
+// default. Wrapping anything else panics when the handler is built, naming the fix;
+// around the mux the report route costs its 5.
+func TestRouteCostsNeedTheServeMux(t *testing.T) {
+	store := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(6))
+	mw := nethttp.Middleware(store, httplimit.Limit(api, peerIP.Key),
+		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/report", hello)
+	logged := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) })
+	for name, next := range map[string]http.Handler{"a HandlerFunc around the mux": logged,
+		"StripPrefix": http.StripPrefix("/v1", mux)} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, "WithRouteCosts needs the middleware directly around a *http.ServeMux") {
+					t.Fatalf("panic %q, want one that names WithRouteCosts and the ServeMux", msg)
+				}
+			}()
+			mw(next)
+		})
+	}
+	h := mw(mux)
+	if w := get(t, h, "/api/report"); w.Code != 200 || w.Header().Get("RateLimit") != `"api";r=1;t=60` {
+		t.Fatalf("report: %d %q, want 200 and r=1", w.Code, w.Header().Get("RateLimit"))
+	}
+}

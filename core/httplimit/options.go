@@ -43,8 +43,10 @@ func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 // cost of its requests. The pattern is r.Pattern with net/http (such as
 // "GET /api/report"), chi's RoutePattern ("/api/report"), gin's FullPath and
 // echo's Path; the router packages find it before the decision, also under a
-// ServeMux that mounts the router and has set r.Pattern to its own. Routes that are
-// not in the table cost the WithCost cost (default: the policy's own).
+// ServeMux that mounts the router and has set r.Pattern to its own (nethttp's
+// middleware must wrap the ServeMux itself, and panics around any other handler,
+// whose routes it cannot see). Routes that are not in the table cost the WithCost
+// cost (default: the policy's own).
 // Construction fails for a cost below 1 or one that a static policy could never
 // admit.
 //

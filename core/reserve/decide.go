@@ -17,8 +17,8 @@ func (s *Store) decideLeased(ctx context.Context, t *table, key string, cost int
 		now := s.nowNanos()
 		e, found := t.lookup(key)
 		if found {
-			if left, ok := e.trySpend(cost, now); ok {
-				return s.admitted(t, e, left, now), nil
+			if res, ok := s.spend(t, e, cost, now); ok {
+				return res, nil
 			}
 			if r, ok := e.refusedAt(cost, now); ok {
 				return s.refusedLocally(t, e, r, now), nil
@@ -50,8 +50,8 @@ func (s *Store) decideLeased(ctx context.Context, t *table, key string, cost int
 func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost int64) (core.Result, error) {
 	now := s.nowNanos()
 	// Another requester may have taken a lease (or a refusal) while this one waited.
-	if left, ok := e.trySpend(cost, now); ok {
-		return s.admitted(t, e, left, now), nil
+	if res, ok := s.spend(t, e, cost, now); ok {
+		return res, nil
 	}
 	if r, ok := e.refusedAt(cost, now); ok {
 		return s.refusedLocally(t, e, r, now), nil
@@ -63,6 +63,15 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 	// Spenders only ever lower the balance, and it is below cost: hold on to it, and
 	// take only what completes a lease.
 	leftover := e.balance.Swap(0)
+	if leftover > 0 && slidingWindows(t.lease.Policy) {
+		// The new lease may be charged in the next window, where a request paid from
+		// both leases, refunded at the new lease's instant, would take back more than
+		// that window counted. The leftover goes back to its own window first (a round
+		// trip, only when a weighted request finds part of its cost).
+		_ = s.giveBack(ctx, t, key, leftover, e.leaseChargedAt())
+		leftover = 0
+		e.expires.Store(0)
+	}
 	if leftover >= cost { // not reached: kept for safety should that ever change
 		e.balance.Add(leftover - cost)
 		return s.admitted(t, e, leftover-cost, now), nil
@@ -128,6 +137,24 @@ func (s *Store) take(ctx context.Context, l Lease, key string, want, need int64)
 	return need, res, err
 }
 
+// spend admits a request of cost from the live lease at now, if it covers it. The
+// lease's charge instant is read before and after the spend: when a refill replaced
+// the lease in between, the units may be of either lease, and the result carries no
+// DecidedAt, so that a refund gives a window nothing back rather than units another
+// window counted.
+func (s *Store) spend(t *table, e *entry, cost, now int64) (core.Result, bool) {
+	chargedAt := e.chargedAt.Load()
+	left, ok := e.trySpend(cost, now)
+	if !ok {
+		return core.Result{}, false
+	}
+	res := s.admitted(t, e, left, now)
+	if e.chargedAt.Load() != chargedAt {
+		res.DecidedAt = time.Time{}
+	}
+	return res, true
+}
+
 // admitted is the result of a request admitted from a lease that has left units
 // now. Remaining adds them to what the backing store said remained when the lease
 // was taken: an estimate, since other replicas have spent and time has refilled since.
@@ -152,4 +179,10 @@ func (s *Store) refusedLocally(t *table, e *entry, r *refusal, now int64) core.R
 		RetryAfter: retry,
 		ResetAfter: max(retry, durationUntil(now, e.resetAt.Load())),
 	}
+}
+
+// slidingWindows reports whether p's windows slide, so that a lease's units belong
+// to the window its charge fell in, which a fixed window's lease never outlives.
+func slidingWindows(p core.Policy) bool {
+	return p.Algorithm() == core.SlidingWindow || p.Algorithm() == core.SlidingLog
 }

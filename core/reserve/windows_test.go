@@ -1,0 +1,79 @@
+package reserve_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/reserve"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// ledger is a backing store that books, per window of period, the cost it admitted
+// and the cost refunded to that window (by chargedAt).
+type ledger struct {
+	*shared
+	period int64 // ms
+
+	mu       sync.Mutex
+	charged  map[int64]int64
+	refunded map[int64]int64
+}
+
+func (l *ledger) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	res, err := l.shared.Decide(ctx, req)
+	if err == nil && res.Allowed {
+		l.mu.Lock()
+		l.charged[res.DecidedAt.UnixMilli()/l.period] += req.EffectiveCost()
+		l.mu.Unlock()
+	}
+	return res, err
+}
+
+func (l *ledger) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
+	l.mu.Lock()
+	l.refunded[chargedAt.UnixMilli()/l.period] += req.EffectiveCost()
+	l.mu.Unlock()
+	return l.shared.Refund(ctx, req, chargedAt)
+}
+
+// TestSlidingWindowLeftoverStaysInItsWindow: a weighted request that finds part of
+// its cost in a lease charged in the previous window, and the rest in a new lease
+// charged in this one, must not let refunds give this window back more than it
+// counted: that would hand other replicas' requests a second time to this window.
+// The leftover goes back to its own window before the new lease is taken.
+func TestSlidingWindowLeftoverStaysInItsWindow(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.SlidingWindow, core.SlidingLog} {
+		t.Run(string(alg), func(t *testing.T) {
+			clock := storetest.NewClock()
+			const period = 60_000
+			clock.Set(clock.Millis() - clock.Millis()%period + period - 100) // 100ms before a window ends
+			p := core.MustPolicy("p", alg, core.PerMinute(100))
+			backing := &ledger{shared: newMemoryBacking(t, clock), period: period,
+				charged: map[int64]int64{}, refunded: map[int64]int64{}}
+			s, err := reserve.New(backing, []reserve.Lease{{Policy: p, Size: 5}}, reserve.WithClock(clock.Now), reserve.WithSweepInterval(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			decide(t, s, p, "k", 2) // a lease of 5, 3 left
+			decide(t, s, p, "k", 2) // 1 left
+			clock.Advance(200 * ms) // the next window
+			req := core.Request{Policy: p, Key: "k", Cost: 2}
+			res := decide(t, s, p, "k", 2)
+			if err := s.Refund(context.Background(), req, res.DecidedAt); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil { // returns the unspent balance
+				t.Fatal(err)
+			}
+			for w, refunded := range backing.refunded {
+				if charged := backing.charged[w]; refunded > charged {
+					t.Errorf("window %d: %d refunded, more than the %d it counted (charged %v, refunded %v)",
+						w, refunded, charged, backing.charged, backing.refunded)
+				}
+			}
+		})
+	}
+}

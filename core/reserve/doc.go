@@ -75,6 +75,13 @@
 // refusal is the backing store's own result (or, when remembered, its Retry-After
 // minus the time since), so Retry-After is honest.
 //
+// An admission's DecidedAt is when the backing store charged its lease, where a
+// refund (core.Refunder) gives its cost back. For sliding windows, a weighted
+// request that finds only part of its cost left returns that part to its own
+// window before taking a new lease (one more round trip), so no refund gives a
+// window back units that another window counted; a request admitted while its
+// replica replaced the lease carries no DecidedAt (its refund gives windows nothing).
+//
 // # Stacks
 //
 // DecideStack passes stacks through to the backing store unleased, so a stack stays

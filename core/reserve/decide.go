@@ -67,7 +67,8 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 		// The new lease may be charged in the next window, where a request paid from
 		// both leases, refunded at the new lease's instant, would take back more than
 		// that window counted. The leftover goes back to its own window first (a round
-		// trip, only when a weighted request finds part of its cost).
+		// trip, only when a weighted request finds part of its cost); a failed return
+		// loses it, so the key admits less, never more.
 		_ = s.giveBack(ctx, t, key, leftover, e.leaseChargedAt())
 		leftover = 0
 		e.expires.Store(0)

@@ -23,11 +23,11 @@ var ErrBadJSON = errors.New("keyfuncs: request body is not the expected JSON obj
 
 // JSONField returns a KeyFunc that keys a request by a top-level string field of
 // a JSON object body, for JSON logins: "field:" + name + ":" + value, such as
-// "field:username:alice", as FormField keys it. The field is matched as encoding/json matches a struct
-// field of type string (case-insensitively, the last occurrence wins, and a null
-// leaves the value before it), so the key is the value that json.Unmarshal, or a
-// json.Decoder, gives the handler. A long value, or one with control characters,
-// is replaced by its hash ("h:" prefix).
+// "field:username:alice", as FormField keys it. The field is matched as
+// encoding/json matches a struct field of type string (case-insensitively, the
+// last occurrence wins, and a null leaves the value before it), so the key is the
+// value that json.Unmarshal, or a json.Decoder, gives the handler. A long value,
+// or one with control characters, is replaced by its hash ("h:" prefix).
 //
 // JSONField reads at most MaxJSONBytes of the body and then restores it, so the
 // handler reads the whole body from its first byte. Only POST, PUT and PATCH

@@ -111,13 +111,7 @@ func (l *Limiter) writeFields(t *Ticket, h http.Header, others []*Ticket) {
 		if alone && l.policyField != nil {
 			h[headerPolicy] = l.policyField
 		} else {
-			buf := t.buf[:0]
-			for _, o := range others {
-				if o.fields&IETFFields != 0 {
-					buf = appendMembers(buf, o, false)
-				}
-			}
-			buf = appendMembers(buf, t, false)
+			buf := appendLayers(t.buf[:0], others, t, false)
 			h[headerPolicy] = t.values.value(buf)
 			t.keepScratch(buf)
 		}
@@ -144,6 +138,17 @@ func writesAlso(others []*Ticket, f Fields) bool {
 		}
 	}
 	return false
+}
+
+// appendLayers appends the IETF members of every layer to a field value: those of
+// others that write the IETF fields, outermost first, then t's (see appendMembers).
+func appendLayers(buf []byte, others []*Ticket, t *Ticket, results bool) []byte {
+	for _, o := range others {
+		if o.fields&IETFFields != 0 {
+			buf = appendMembers(buf, o, results)
+		}
+	}
+	return appendMembers(buf, t, results)
 }
 
 // appendMembers appends the members of t's policies to a field value: their
@@ -182,13 +187,7 @@ func (l *Limiter) rateLimitField(t *Ticket, others []*Ticket, alone bool) []stri
 			return value
 		}
 	}
-	buf := t.buf[:0]
-	for _, o := range others {
-		if o.fields&IETFFields != 0 {
-			buf = appendMembers(buf, o, true)
-		}
-	}
-	buf = appendMembers(buf, t, true)
+	buf := appendLayers(t.buf[:0], others, t, true)
 	t.keepScratch(buf)
 	value := t.values.value(buf)
 	if alone {

@@ -28,15 +28,29 @@ func redisReplicas(newClient func(t *testing.T) redis.UniversalClient) replicaSe
 		prefix := uniquePrefix()
 		replicas := make([]*reserve.Store, n)
 		for i := range replicas {
-			client := newClient(t)
-			t.Cleanup(func() { client.Close() })
-			backing, err := redisstore.New(client, redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
-			if err != nil {
-				t.Fatal(err)
-			}
-			replicas[i] = newReplica(t, backing, clock, l)
+			replicas[i] = newReplica(t, newRedisStore(t, newClient, clock, prefix), clock, l)
 		}
 		return replicas
+	}
+}
+
+// newRedisStore is a Redis store with a client of its own, on prefix, timed by
+// the test's clock.
+func newRedisStore(t *testing.T, newClient func(t *testing.T) redis.UniversalClient, clock *storetest.Clock, prefix string) *redisstore.Store {
+	client := newClient(t)
+	t.Cleanup(func() { client.Close() })
+	store, err := redisstore.New(client, redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// redisBacking returns a backing store on a real server through newClient, on a
+// key prefix of its own, timed by the test's clock.
+func redisBacking(newClient func(t *testing.T) redis.UniversalClient) func(*testing.T, *storetest.Clock) *shared {
+	return func(t *testing.T, clock *storetest.Clock) *shared {
+		return &shared{refundingStore: newRedisStore(t, newClient, clock, uniquePrefix())}
 	}
 }
 

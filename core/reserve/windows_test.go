@@ -45,18 +45,27 @@ func (l *ledger) Refund(ctx context.Context, req core.Request, chargedAt time.Ti
 // counted: that would hand other replicas' requests a second time to this window.
 // The leftover goes back to its own window before the new lease is taken.
 func TestSlidingWindowLeftoverStaysInItsWindow(t *testing.T) {
+	testLeftoverStaysInItsWindow(t, func(t *testing.T, clock *storetest.Clock) *shared { return newMemoryBacking(t, clock) })
+}
+
+func TestSlidingWindowLeftoverStaysInItsWindowRedis(t *testing.T) {
+	testLeftoverStaysInItsWindow(t, redisBacking(standalone))
+}
+
+func TestSlidingWindowLeftoverStaysInItsWindowCluster(t *testing.T) {
+	testLeftoverStaysInItsWindow(t, redisBacking(cluster))
+}
+
+func testLeftoverStaysInItsWindow(t *testing.T, newBacking func(*testing.T, *storetest.Clock) *shared) {
 	for _, alg := range []core.Algorithm{core.SlidingWindow, core.SlidingLog} {
 		t.Run(string(alg), func(t *testing.T) {
 			clock := storetest.NewClock()
 			const period = 60_000
 			clock.Set(clock.Millis() - clock.Millis()%period + period - 100) // 100ms before a window ends
 			p := core.MustPolicy("p", alg, core.PerMinute(100))
-			backing := &ledger{shared: newMemoryBacking(t, clock), period: period,
+			backing := &ledger{shared: newBacking(t, clock), period: period,
 				charged: map[int64]int64{}, refunded: map[int64]int64{}}
-			s, err := reserve.New(backing, []reserve.Lease{{Policy: p, Size: 5}}, reserve.WithClock(clock.Now), reserve.WithSweepInterval(0))
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: 5})
 			decide(t, s, p, "k", 2) // a lease of 5, 3 left
 			decide(t, s, p, "k", 2) // 1 left
 			clock.Advance(200 * ms) // the next window

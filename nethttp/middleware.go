@@ -52,18 +52,7 @@ func New(store core.Store, limits httplimit.Limits, options ...httplimit.Option)
 	if err != nil {
 		return nil, err
 	}
-	mw, err := FromLimiter(l)
-	if err != nil || !l.NeedsPattern() {
-		return mw, err
-	}
-	return func(next http.Handler) http.Handler {
-		if _, ok := next.(*http.ServeMux); !ok {
-			panic(fmt.Sprintf("nethttp: WithRouteCosts needs the middleware directly around a *http.ServeMux, "+
-				"whose pattern it looks up before the mux routes the request; it wraps a %T, where every route "+
-				"would cost the default (for one route, use httplimit.WithCost on its handler)", next))
-		}
-		return mw(next)
-	}, nil
+	return fromLimiter(l, true)
 }
 
 // Middleware is New for static configuration: it panics on an invalid configuration.
@@ -79,6 +68,13 @@ func Middleware(store core.Store, limits httplimit.Limits, options ...httplimit.
 // an adapter built on this one), applying the deny and error handlers passed to
 // it with WithDenyHandler and WithErrorHandler.
 func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error) {
+	return fromLimiter(l, false)
+}
+
+// fromLimiter is FromLimiter; with ownRoutes, a Limiter that reads route patterns
+// (WithRouteCosts) must find them on the ServeMux it wraps, as no adapter above
+// supplies them.
+func fromLimiter(l *httpengine.Limiter, ownRoutes bool) (func(http.Handler) http.Handler, error) {
 	deny, onError := DenyHandler(writeDenial), ErrorHandler(writeError)
 	for _, v := range l.AdapterOptions() {
 		switch h := v.(type) {
@@ -100,6 +96,10 @@ func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error)
 				_, pattern := mux.Handler(r)
 				return pattern
 			}
+		} else if ownRoutes && l.NeedsPattern() {
+			panic(fmt.Sprintf("nethttp: WithRouteCosts needs the middleware directly around a *http.ServeMux, "+
+				"whose pattern it looks up before the mux routes the request; it wraps a %T, where every route "+
+				"would cost the default (for one route, use httplimit.WithCost on its handler)", next))
 		}
 		return m
 	}, nil

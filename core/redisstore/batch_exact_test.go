@@ -222,6 +222,55 @@ func TestBatchRunOnOneKeyLeavesWhatAloneLeaves(t *testing.T) {
 	}
 }
 
+// TestBatchRunOverKeysLeavesWhatAloneLeaves: a run of decisions with one policy over
+// keys whose states differ (each key charged a different number of times before)
+// leaves every key with the value and TTL that the same decisions one at a time
+// leave, for every algorithm. A batch shares work between the decisions of a run (the
+// text of a write, for GCRA and the leaky bucket); no key may get another's state.
+func TestBatchRunOverKeysLeavesWhatAloneLeaves(t *testing.T) {
+	for name, newClient := range batchClients {
+		t.Run(name, func(t *testing.T) {
+			client := newClient(t)
+			clock, batched, alone := batchedAndAlone(t, client)
+			ctx := context.Background()
+			for i, p := range storetest.Policies() {
+				at := storetest.Start + int64(i)*1000
+				clock.Set(at)
+				start := time.Now() // refused decisions write nothing: a key's last write may be a prior charge
+				reqs := make([]core.Request, 6)
+				for j := range reqs {
+					reqs[j] = core.Request{Policy: p, Key: fmt.Sprintf("keys-%d-%d", i, j), Lease: uint64(j + 1)}
+					for charge := range j { // the same charges on both stores
+						prior := reqs[j]
+						prior.Lease = uint64(100 + 10*j + charge)
+						for _, s := range []*redisstore.Store{batched, alone} {
+							if _, err := s.Decide(ctx, prior); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+				}
+				clock.Set(at + 1)
+				got, errs := redisstore.FlushBatch(batched, ctx, reqs)
+				for j, req := range reqs {
+					want, err := alone.Decide(ctx, req)
+					if err != nil || errs[j] != nil || got[j] != want {
+						t.Fatalf("%s, key %d: batched %+v %v, alone %+v %v", p.Name(), j, got[j], errs[j], want, err)
+					}
+				}
+				apart := time.Since(start) + time.Millisecond // as in TestBatchRunOnOneKeyLeavesWhatAloneLeaves
+				for _, req := range reqs {
+					b, a := keyDump(t, client, batched.Key(p, req.Key)), keyDump(t, client, alone.Key(p, req.Key))
+					if b.value != a.value || b.ttl-a.ttl > apart || a.ttl-b.ttl > apart {
+						t.Fatalf("%s, %s: the batched key holds %q with TTL %v, alone %q with TTL %v (written %v apart at most)",
+							p.Name(), req.Key, b.value, b.ttl, a.value, a.ttl, apart)
+					}
+				}
+			}
+		})
+	}
+}
+
 // keyDump is a key's value (its string, or its list's items) and TTL.
 func keyDump(t *testing.T, client redis.UniversalClient, key string) (dump struct {
 	value string

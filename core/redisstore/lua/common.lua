@@ -21,8 +21,8 @@
 --                                            whole state from change alone (batch.lua)
 -- and, for the concurrency limiter, undo and release (concurrency.lua). p holds the
 -- policy's numbers (unit, refill, capacity; or limit, period), the cost, the
--- lease and, for a refund, when the charge was taken. Times are ms; margin is added
--- to every TTL.
+-- lease, for a refund when the charge was taken, and the text of its last write
+-- (commit_instant). Times are ms; margin is added to every TTL.
 --
 -- Every call of a script runs its whole chunk: each function defined here costs the
 -- server a closure per call, each call of one about 500 instructions, and each table
@@ -50,14 +50,6 @@ local function floordiv(a, b)
   return q
 end
 
--- quot is Go's a / b for b > 0, truncated towards zero for any sign of a.
-local function quot(a, b)
-  if a >= 0 then
-    return floordiv(a, b)
-  end
-  return -floordiv(-a, b)
-end
-
 -- ceildiv is Go's ceilDiv: (a + b - 1) / b, meant for a >= 0.
 local function ceildiv(a, b)
   return floordiv(a + b - 1, b)
@@ -77,7 +69,8 @@ local function policy(spec, cost, lease)
   end
   -- Every field is created here, sized once: a table grown field by field rehashes.
   local p = {alg = alg, unit = false, refill = false, capacity = false, limit = false, period = false,
-    cost = cost, lease = lease, charged = false, state = false, change = false}
+    cost = cost, lease = lease, charged = false, state = false, change = false,
+    written = false, value = false, px = false}
   x, y = x + 0, y + 0 -- digits, converted by arithmetic
   if z ~= '' and (code == 'tb' or code == 'gcra' or code == 'lb') then
     z = z + 0

@@ -16,7 +16,7 @@ local function step(tat, p, now, charge)
       retry = wait_until(tat, now, refill, tolerance - need)
     end
     if not far then -- far looks at whole milliseconds: the queue may be past the tolerance
-      remaining = quot(math.max(0, tolerance - queued), unit)
+      remaining = floordiv(math.max(0, tolerance - queued), unit)
     end
     return 0, remaining, retry, wait_until(tat, now, refill, 0), 0
   end

@@ -43,12 +43,19 @@ end
 
 -- commit_instant is the commit of GCRA and the leaky bucket, whose change is the new
 -- instant in token units after now: it writes that instant; the key expires when it
--- has passed, plus the margin. t, the instant before, is not needed.
+-- has passed, plus the margin. t, the instant before, is not needed. p keeps the text
+-- of its last write (p lives for one call: one now, one margin): at one instant, every
+-- key whose bucket was full writes the same instant and TTL, so a batch on per-user
+-- keys formats them once, not per key (42.0k -> 37.2k server instructions per
+-- decision, cmd/servercost).
 local function commit_instant(key, t, units, p, now, margin)
-  local whole = floordiv(units, p.refill)
-  local frac = units - whole * p.refill
-  local ttl = whole + (frac > 0 and 1 or 0) + margin
-  redis.call('SET', key, format('%d %d', now + whole, frac), 'PX', format('%d', ttl > 1 and ttl or 1))
+  if units ~= p.written then
+    local whole = floordiv(units, p.refill)
+    local frac = units - whole * p.refill
+    local ttl = whole + (frac > 0 and 1 or 0) + margin
+    p.written, p.value, p.px = units, format('%d %d', now + whole, frac), format('%d', ttl > 1 and ttl or 1)
+  end
+  redis.call('SET', key, p.value, 'PX', p.px)
 end
 
 -- after_instant is the instant a change of units token units after now leaves, as

@@ -45,6 +45,30 @@ func (s *Store) decideLeased(ctx context.Context, t *table, key string, cost int
 	}
 }
 
+// returnBalance gives what is left of key's live lease back to the backing store
+// before a request larger than a lease is decided there, so that the backing store
+// decides it against the key's whole budget, not the budget less this replica's
+// balance. Such a request is also how core/resilient settles what Local mode admitted
+// during an outage: without the return, the settlement drains the backing store and
+// the balance is still spent. A failed return loses the balance (the key admits
+// less, never more); a caller whose ctx ends before the entry is free decides
+// without the return.
+func (s *Store) returnBalance(ctx context.Context, t *table, key string) {
+	e, found := t.lookup(key)
+	if !found || e.balance.Load() == 0 || e.lock(ctx) != nil {
+		return
+	}
+	defer e.unlock()
+	if e.dead {
+		return
+	}
+	chargedAt := e.leaseChargedAt()
+	e.expires.Store(0)
+	if left := e.balance.Swap(0); left > 0 {
+		_ = s.giveBack(ctx, t, key, left, chargedAt)
+	}
+}
+
 // refill decides a request that the live lease cannot cover, by taking a new lease
 // from the backing store. Requires e.sem.
 func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost int64) (core.Result, error) {

@@ -31,7 +31,10 @@
 // Only the policies named in a Lease are leased, matched by ID (name and
 // parameters). Every other request — other policies, a leased policy's name with
 // other parameters, requests costing more than the lease size, stacks, releases,
-// refunds — passes through to the backing store unchanged and is decided exactly.
+// refunds — passes through to the backing store unchanged and is decided exactly. A
+// request costing more than the lease size first returns the key's unspent balance,
+// so the backing store decides it against the key's whole budget (and a settlement
+// of core/resilient's Local mode drains the balance too).
 // Leaky bucket and concurrency policies cannot be leased; New refuses them, and a
 // size outside 1..Capacity, with an error naming the policy. Leased reports which
 // policies are leased.

@@ -2,6 +2,7 @@ package reserve_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -74,5 +75,30 @@ func TestUnleasedPoliciesPassThroughExactly(t *testing.T) {
 	}
 	if st := s.Stats(); st.Leases != 0 || st.Keys != 0 {
 		t.Fatalf("stats %+v: an unleased trace took leases", st)
+	}
+}
+
+// TestLargerThanALeaseSeesTheWholeBudget: a request that costs more than a lease
+// goes to the backing store after the key's live lease is returned, so it is decided
+// against the key's whole budget: 1 from a lease of 10, then 95 of the 99 left, is
+// admitted (the backing store alone holds 90), and the key then admits the last 4
+// and no more. Without the return the 95 is refused, and a settlement of Local mode's
+// admissions (core/resilient charges them this way) leaves the balance spendable.
+func TestLargerThanALeaseSeesTheWholeBudget(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.FixedWindow, core.SlidingWindow, core.SlidingLog} {
+		t.Run(fmt.Sprint(alg), func(t *testing.T) {
+			clock := storetest.NewClock() // never advances
+			p := core.MustPolicy("p", alg, core.PerHour(100))
+			s := newReplica(t, newMemoryBacking(t, clock), clock, reserve.Lease{Policy: p, Size: 10})
+			if !decide(t, s, p, "k", 1).Allowed {
+				t.Fatal("the first request was refused")
+			}
+			if res := decide(t, s, p, "k", 95); !res.Allowed {
+				t.Fatalf("95 of the 99 left refused: %+v", res)
+			}
+			if n := admittedOf(t, s, p, "k", 10); n != 4 {
+				t.Fatalf("then %d admitted, want the 4 left", n)
+			}
+		})
 	}
 }

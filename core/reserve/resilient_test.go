@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/embedded"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/reserve"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -87,12 +89,56 @@ func (f *failable) Refund(ctx context.Context, req core.Request, chargedAt time.
 // replica B spends 80 more before the backing store fails: A's fallback starts from
 // A's lease, B's from B's. The over-grant entering fallback is what the others spent
 // since a replica's last lease, divided by WithReplicas (docs/failure.md), on top of
-// the leases' R × (S − 1).
+// the leases' R × (S − 1). The backing store here fails on demand;
+// TestUnderResilientFallbackStartsFromLastLeaseRedis kills a real server.
 func TestUnderResilientFallbackStartsFromLastLease(t *testing.T) {
 	clock := storetest.NewClock() // never advances: the bucket does not refill
+	backing := &failable{shared: newMemoryBacking(t, clock)}
+	testFallbackStartsFromLastLease(t, clock, backing, func() { backing.down.Store(true) })
+}
+
+// TestUnderResilientFallbackStartsFromLastLeaseRedis is the same over a redis-server
+// of its own, killed where the other test fails its backing store: the replicas see
+// refused connections, not a store's error. The server then restarts empty, and the
+// replicas' return to it grants no fresh bucket: resilient's settling charges drain
+// it to what Local mode left, nothing, so only the refill since the kill is admitted.
+func TestUnderResilientFallbackStartsFromLastLeaseRedis(t *testing.T) {
+	clock := storetest.NewClock()
+	srv := redistest.StartServer(t)
+	dialed, err := redisstore.Dial([]string{srv.Addr}, redisstore.WithClock(clock.Now)) // the production client
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dialed.Close() })
+	killed := clock.Now()
+	p, stores := testFallbackStartsFromLastLease(t, clock, &shared{refundingStore: dialed}, func() {
+		if err := srv.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * reserve.DefaultLifetime) // the leases taken before the kill have ended
+	for _, s := range stores {
+		closeBreaker(t, s, clock)
+	}
+	admitted := 0
+	for _, s := range stores {
+		admitted += admittedOf(t, s, p, "k", 100)
+	}
+	refill := int(clock.Now().Sub(killed) / (time.Hour / 100))
+	t.Logf("admitted %d, refill %d", admitted, refill)
+	if admitted > refill {
+		t.Errorf("back on the restarted server the replicas admitted %d, more than the %d refilled since the kill", admitted, refill)
+	}
+}
+
+// testFallbackStartsFromLastLease runs the scenario on backing, failed by fail, and
+// returns its policy and the two replicas, in fallback.
+func testFallbackStartsFromLastLease(t *testing.T, clock *storetest.Clock, backing core.Store, fail func()) (core.Policy, []*resilient.Store) {
 	p := core.MustPolicy("p", core.TokenBucket, core.PerHour(100))
 	const replicas, size = 2, 10
-	backing := &failable{shared: newMemoryBacking(t, clock)}
 	var stores [replicas]*resilient.Store
 	for i := range stores {
 		leased := newReplica(t, backing, clock, reserve.Lease{Policy: p, Size: size})
@@ -109,7 +155,7 @@ func TestUnderResilientFallbackStartsFromLastLease(t *testing.T) {
 	if healthy != 81 {
 		t.Fatalf("healthy: %d admitted, want 81", healthy)
 	}
-	backing.down.Store(true)
+	fail()
 	for _, s := range stores {
 		openBreaker(t, s)
 	}
@@ -127,6 +173,7 @@ func TestUnderResilientFallbackStartsFromLastLease(t *testing.T) {
 	if total := healthy + fallback[0] + fallback[1]; total > bound {
 		t.Errorf("admitted %d, above the composed bound %d", total, bound)
 	}
+	return p, stores[:]
 }
 
 // openBreaker decides a policy that is not leased until s's breaker opens.
@@ -138,6 +185,21 @@ func openBreaker(t *testing.T, s *resilient.Store) {
 			t.Fatal("the breaker did not open within 10s of failures")
 		}
 		s.Decide(context.Background(), core.Request{Policy: other, Key: "trip"})
+	}
+}
+
+// closeBreaker decides a policy that is not leased, moving clock on by a cooldown
+// each time, until s's breaker has probed the shared store and closed.
+func closeBreaker(t *testing.T, s *resilient.Store, clock *storetest.Clock) {
+	t.Helper()
+	other := core.MustPolicy("other", core.GCRA, core.PerSecond(1000))
+	for end := time.Now().Add(10 * time.Second); s.Breaker() != resilient.BreakerClosed; {
+		if time.Now().After(end) {
+			t.Fatal("the breaker did not close within 10s of a healthy store")
+		}
+		clock.Advance(resilient.DefaultCooldown)
+		s.Decide(context.Background(), core.Request{Policy: other, Key: "trip"})
+		time.Sleep(10 * time.Millisecond) // the probe runs in the background
 	}
 }
 

@@ -124,6 +124,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	}
 	cost := req.EffectiveCost()
 	if cost > t.lease.Size {
+		s.returnBalance(ctx, t, req.Key)
 		return s.backing.Decide(ctx, req)
 	}
 	return s.decideLeased(ctx, t, req.Key, cost)

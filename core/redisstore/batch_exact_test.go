@@ -191,7 +191,6 @@ func TestBatchRunOnOneKeyLeavesWhatAloneLeaves(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			client := newClient(t)
 			clock, batched, alone := batchedAndAlone(t, client)
-			ctx := context.Background()
 			for i, p := range storetest.Policies() {
 				for _, costs := range [][]int64{{1, 1, 1}, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 2, 2, 1, 1}} {
 					clock.Set(storetest.Start + int64(i)*1000)
@@ -201,21 +200,8 @@ func TestBatchRunOnOneKeyLeavesWhatAloneLeaves(t *testing.T) {
 						reqs[j] = core.Request{Policy: p, Key: key, Cost: min(cost, p.Capacity()), Lease: uint64(j + 1)}
 					}
 					start := time.Now()
-					got, errs := redisstore.FlushBatch(batched, ctx, reqs)
-					for j, req := range reqs {
-						want, err := alone.Decide(ctx, req)
-						if err != nil || errs[j] != nil || got[j] != want {
-							t.Fatalf("%s, costs %v, decision %d: batched %+v %v, alone %+v %v", p.Name(), costs, j, got[j], errs[j], want, err)
-						}
-					}
-					// The TTLs count down on the server's clock from each write and are
-					// read one after the other: they may differ by the time all this took.
-					b, a := keyDump(t, client, batched.Key(p, key)), keyDump(t, client, alone.Key(p, key))
-					apart := time.Since(start) + time.Millisecond
-					if b.value != a.value || b.ttl-a.ttl > apart || a.ttl-b.ttl > apart {
-						t.Fatalf("%s, costs %v: the batched key holds %q with TTL %v, alone %q with TTL %v (written %v apart at most)",
-							p.Name(), costs, b.value, b.ttl, a.value, a.ttl, apart)
-					}
+					decideBatchedAndAlone(t, batched, alone, reqs, fmt.Sprint("costs ", costs))
+					sameKeys(t, client, batched, alone, reqs[:1], start)
 				}
 			}
 		})
@@ -251,23 +237,40 @@ func TestBatchRunOverKeysLeavesWhatAloneLeaves(t *testing.T) {
 					}
 				}
 				clock.Set(at + 1)
-				got, errs := redisstore.FlushBatch(batched, ctx, reqs)
-				for j, req := range reqs {
-					want, err := alone.Decide(ctx, req)
-					if err != nil || errs[j] != nil || got[j] != want {
-						t.Fatalf("%s, key %d: batched %+v %v, alone %+v %v", p.Name(), j, got[j], errs[j], want, err)
-					}
-				}
-				apart := time.Since(start) + time.Millisecond // as in TestBatchRunOnOneKeyLeavesWhatAloneLeaves
-				for _, req := range reqs {
-					b, a := keyDump(t, client, batched.Key(p, req.Key)), keyDump(t, client, alone.Key(p, req.Key))
-					if b.value != a.value || b.ttl-a.ttl > apart || a.ttl-b.ttl > apart {
-						t.Fatalf("%s, %s: the batched key holds %q with TTL %v, alone %q with TTL %v (written %v apart at most)",
-							p.Name(), req.Key, b.value, b.ttl, a.value, a.ttl, apart)
-					}
-				}
+				decideBatchedAndAlone(t, batched, alone, reqs, "keys of different states")
+				sameKeys(t, client, batched, alone, reqs, start)
 			}
 		})
+	}
+}
+
+// decideBatchedAndAlone decides reqs as one batch on batched and one at a time on
+// alone, and fails t unless every result is identical; what names the case.
+func decideBatchedAndAlone(t *testing.T, batched, alone *redisstore.Store, reqs []core.Request, what string) {
+	t.Helper()
+	ctx := context.Background()
+	got, errs := redisstore.FlushBatch(batched, ctx, reqs)
+	for j, req := range reqs {
+		want, err := alone.Decide(ctx, req)
+		if err != nil || errs[j] != nil || got[j] != want {
+			t.Fatalf("%s, %s, decision %d: batched %+v %v, alone %+v %v", req.Policy.Name(), what, j, got[j], errs[j], want, err)
+		}
+	}
+}
+
+// sameKeys fails t unless the state of each request's (policy, key) holds the same
+// value on batched as on alone, with the same TTL. The TTLs count down on the
+// server's clock from each write and are read one after the other: they may differ
+// by the time since start, before the first write compared.
+func sameKeys(t *testing.T, client redis.UniversalClient, batched, alone *redisstore.Store, reqs []core.Request, start time.Time) {
+	t.Helper()
+	apart := time.Since(start) + time.Millisecond
+	for _, req := range reqs {
+		b, a := keyDump(t, client, batched.Key(req.Policy, req.Key)), keyDump(t, client, alone.Key(req.Policy, req.Key))
+		if b.value != a.value || b.ttl-a.ttl > apart || a.ttl-b.ttl > apart {
+			t.Fatalf("%s, %s: the batched key holds %q with TTL %v, alone %q with TTL %v (written %v apart at most)",
+				req.Policy.Name(), req.Key, b.value, b.ttl, a.value, a.ttl, apart)
+		}
 	}
 }
 

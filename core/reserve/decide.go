@@ -58,13 +58,13 @@ func (s *Store) returnBalance(ctx context.Context, t *table, key string) {
 	if !found || e.balance.Load() == 0 || e.lock(ctx) != nil {
 		return
 	}
-	defer e.unlock()
-	if e.dead {
-		return
-	}
+	var left int64
 	chargedAt := e.leaseChargedAt()
-	e.expires.Store(0)
-	if left := e.balance.Swap(0); left > 0 {
+	if !e.dead {
+		left = e.endLease()
+	}
+	e.unlock()
+	if left > 0 {
 		_ = s.giveBack(ctx, t, key, left, chargedAt)
 	}
 }

@@ -96,6 +96,13 @@ func (e *entry) takeExpired(now int64) int64 {
 	return e.balance.Swap(0)
 }
 
+// endLease ends the live lease and returns its unspent balance; requires sem. The
+// lease ends first, so spenders that have not yet checked it take nothing more.
+func (e *entry) endLease() int64 {
+	e.expires.Store(0)
+	return e.balance.Swap(0)
+}
+
 // idle reports whether the entry holds nothing worth keeping at now; requires sem.
 func (e *entry) idle(now int64) bool {
 	if e.expires.Load() != 0 || e.balance.Load() != 0 {

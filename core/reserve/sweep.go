@@ -72,8 +72,7 @@ func (s *Store) returnAll() error {
 				errs = append(errs, fmt.Errorf("reserve: policy %q: close: waiting for a lease request: %w", t.lease.Policy.Name(), err))
 				continue
 			}
-			e.expires.Store(0)
-			held, chargedAt := e.balance.Swap(0), e.leaseChargedAt()
+			held, chargedAt := e.endLease(), e.leaseChargedAt()
 			e.dead = true
 			t.remove(k.key, e, &s.keys)
 			e.unlock()

@@ -70,7 +70,7 @@ local function policy(spec, cost, lease)
   -- Every field is created here, sized once: a table grown field by field rehashes.
   local p = {alg = alg, unit = false, refill = false, capacity = false, limit = false, period = false,
     cost = cost, lease = lease, charged = false, state = false, change = false,
-    written = false, value = false, px = false}
+    written_units = false, written_value = false, written_px = false}
   x, y = x + 0, y + 0 -- digits, converted by arithmetic
   if z ~= '' and (code == 'tb' or code == 'gcra' or code == 'lb') then
     z = z + 0

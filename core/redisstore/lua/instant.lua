@@ -49,13 +49,14 @@ end
 -- keys formats them once, not per key (42.0k -> 37.2k server instructions per
 -- decision, cmd/servercost).
 local function commit_instant(key, t, units, p, now, margin)
-  if units ~= p.written then
+  if units ~= p.written_units then
     local whole = floordiv(units, p.refill)
     local frac = units - whole * p.refill
     local ttl = whole + (frac > 0 and 1 or 0) + margin
-    p.written, p.value, p.px = units, format('%d %d', now + whole, frac), format('%d', ttl > 1 and ttl or 1)
+    p.written_units, p.written_value = units, format('%d %d', now + whole, frac)
+    p.written_px = format('%d', ttl > 1 and ttl or 1)
   end
-  redis.call('SET', key, p.value, 'PX', p.px)
+  redis.call('SET', key, p.written_value, 'PX', p.written_px)
 end
 
 -- after_instant is the instant a change of units token units after now leaves, as

@@ -15,7 +15,7 @@ local code, x, y, z = ${POLICY}
 local bucket = code == 'tb' or code == 'gcra' or code == 'lb'
 local p = {alg = algorithms[code], unit = bucket and x, refill = bucket and y, capacity = bucket and z or x,
   limit = not bucket and x, period = not bucket and y, cost = tonumber(ARGV[3]), lease = ARGV[4],
-  written = false, value = false, px = false}
+  written_units = false, written_value = false, written_px = false}
 local now, margin = arguments(ARGV[1], ARGV[2])
 local cost, lease = p.cost, p.lease
 if #ARGV ~= 4 or not now or not margin or not cost or cost % 1 ~= 0 or cost < 1 or cost > p.capacity

@@ -14,7 +14,10 @@ import (
 // It works wherever the middleware sits: in r.With the endpoint's pattern is
 // already known; in r.Use, before chi has routed the request, the pattern is
 // found from the root router (one tree search). A request that matches no route
-// gets keyfuncs.ErrNoKey, and so the limiter's fallback key.
+// gets keyfuncs.ErrNoKey, and so the limiter's fallback key. Middleware that
+// rewrites the path chi routes on (StripSlashes, CleanPath, GetHead) is followed
+// when it runs before the limiter; put it there, not in a mounted router below
+// a limiter in r.Use, whose rewrites that limiter cannot see.
 func Route() keyfuncs.KeyFunc {
 	return keyfuncs.RoutePattern(routePattern)
 }
@@ -38,6 +41,9 @@ func routePattern(r *http.Request) string {
 	if path == "" {
 		path = r.URL.Path
 	}
+	if path == "" {
+		path = "/" // as chi routes a request without a path ("CONNECT host:443")
+	}
 	// chi routes on its own record of the method and path, which middleware such
 	// as GetHead, StripSlashes and CleanPath rewrite: HEAD /items/ goes to
 	// GET /items. Found from the raw request instead, such a request would match
@@ -48,7 +54,14 @@ func routePattern(r *http.Request) string {
 	if rctx.RoutePath != "" {
 		path = fullRoutePath(rctx, path)
 	}
-	return rctx.Routes.Find(chi.NewRouteContext(), method, path)
+	// Named as chi names the route once routed (RoutePattern, which r.Pattern
+	// then holds): a mounted router's index is "/reports" for GET /reports and
+	// GET /reports/ alike, where Find returns the pattern each spelling matched.
+	found := chi.NewRouteContext()
+	if rctx.Routes.Find(found, method, path) == "" {
+		return ""
+	}
+	return found.RoutePattern()
 }
 
 // fullRoutePath is the path the root router would route for rctx.RoutePath, the

@@ -37,4 +37,9 @@
 // sets r.Pattern to the echo route (c.Path()), also over the pattern of a
 // ServeMux that mounts the server, so keyfuncs.Route() and WithRouteCosts see
 // the endpoint here too.
+//
+// keyfuncs.FormField and FormUsername read a POST's field from the body only, as
+// c.Request().PostFormValue does. echo's c.FormValue falls back to the URL query:
+// a login handler that reads it would check "?username=alice" on a request the
+// limiter charged to the client address. Read such fields with PostFormValue.
 package echomw

@@ -30,6 +30,12 @@
 //	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))(mux)
 //
+// keyfuncs.Route() reads r.Pattern, which the mux sets when it routes. It finds
+// one in a middleware on a pattern's handler, and around the mux only with
+// WithRouteCosts, whose lookup sets it first. Around the mux without
+// WithRouteCosts, every request gets Route's ErrNoKey, and so the fallback key:
+// the lookup is left out there because it costs a second routing per request.
+//
 // A refused request gets 429 with the RateLimit fields, Retry-After and an RFC 9457
 // problem body; replace it with WithDenyHandler. A store failure gets 503 by
 // default; replace it with WithErrorHandler.

@@ -304,3 +304,32 @@ func TestRouteCostsNeedTheServeMux(t *testing.T) {
 		t.Fatalf("report: %d %q, want 200 and r=1", w.Code, w.Header().Get("RateLimit"))
 	}
 }
+
+// TestRouteKeyAroundTheMux: keyfuncs.Route() in the middleware around a ServeMux
+// finds the pattern when WithRouteCosts makes the middleware look it up, so the
+// routes keep separate budgets; without it the mux has not routed yet, and every
+// request takes the fallback key, one budget for the whole mux.
+func TestRouteKeyAroundTheMux(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(1))
+	for _, tc := range []struct {
+		name    string
+		options []httplimit.Option
+		second  int // the status of /b after /a spent its budget
+	}{
+		{"with WithRouteCosts", []httplimit.Option{httplimit.WithRouteCosts(map[string]int64{"GET /a": 1})}, http.StatusOK},
+		{"without", nil, http.StatusTooManyRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /a", hello)
+			mux.HandleFunc("GET /b", hello)
+			h := nethttp.Middleware(newStore(t), httplimit.Limit(api, keyfuncs.Route()), tc.options...)(mux)
+			if w := get(t, h, "/a"); w.Code != http.StatusOK {
+				t.Fatalf("/a: %d, want 200", w.Code)
+			}
+			if w := get(t, h, "/b"); w.Code != tc.second {
+				t.Errorf("/b after /a: %d, want %d", w.Code, tc.second)
+			}
+		})
+	}
+}

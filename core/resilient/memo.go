@@ -74,9 +74,10 @@ func newMemo(maxKeys int) *memo {
 	return m
 }
 
-func (m *memo) shard(k preKey) *memoShard {
-	return &m.shards[maphash.Comparable(m.seed, k)%memoShards]
-}
+func (m *memo) shard(k preKey) *memoShard { return &m.shards[m.shardIndex(k)] }
+
+// shardIndex is the index of k's shard.
+func (m *memo) shardIndex(k preKey) uint64 { return maphash.Comparable(m.seed, k) % memoShards }
 
 // lock locks the shard of req's (policy, key) and returns it with the entry's key;
 // the caller unlocks sh.mu.
@@ -135,28 +136,47 @@ func (e *memoEntry) available(capacity, now int64) int64 {
 
 // decideSlow decides req at now from the key's last shared answer, for a call that
 // failed while the breaker stayed closed. It reports false when no answer is known.
+// Deciding and spending happen under one lock: racing slow calls share what the
+// answer left instead of each admitting it.
 func (m *memo) decideSlow(req *core.Request, now int64) (core.Result, bool) {
-	res, ok := m.peekSlow(req, now)
-	if ok && res.Allowed {
-		m.spendSlow(req)
+	if req.Policy.Algorithm() == core.Concurrency {
+		return core.Result{}, false
 	}
-	return res, ok
+	sh, k := m.lock(req)
+	defer sh.mu.Unlock()
+	return sh.decideSlow(k, req, now, true)
 }
 
 // decideSlowStack is decideSlow for a stack, all-or-nothing: it reports false when
-// the answer of a member is not known.
+// the answer of a member is not known. The members' shards are locked together, in
+// ascending order, so that the stack decides and spends as one.
 func (m *memo) decideSlowStack(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
+	var locked [memoShards]bool
+	for i := range reqs {
+		if reqs[i].Policy.Algorithm() == core.Concurrency {
+			return false, false
+		}
+		locked[m.shardIndex(preKey{reqs[i].Policy.ID(), reqs[i].Key})] = true
+	}
+	for i := range locked {
+		if locked[i] {
+			m.shards[i].mu.Lock()
+			defer m.shards[i].mu.Unlock()
+		}
+	}
 	allowed = true
 	for i := range reqs {
-		if results[i], ok = m.peekSlow(&reqs[i], now); !ok {
+		k := preKey{reqs[i].Policy.ID(), reqs[i].Key}
+		if results[i], ok = m.shard(k).decideSlow(k, &reqs[i], now, false); !ok {
 			return false, false
 		}
 		allowed = allowed && results[i].Allowed
 	}
 	for i := range reqs {
+		k := preKey{reqs[i].Policy.ID(), reqs[i].Key}
 		switch {
 		case allowed:
-			m.spendSlow(&reqs[i])
+			m.shard(k).spendSlow(k, reqs[i].EffectiveCost())
 		case results[i].Allowed: // refused by another member: unspent
 			results[i].Allowed = false
 			results[i].Remaining += reqs[i].EffectiveCost()
@@ -165,14 +185,10 @@ func (m *memo) decideSlowStack(reqs []core.Request, results []core.Result, now i
 	return allowed, true
 }
 
-// peekSlow is decideSlow without spending.
-func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
-	if req.Policy.Algorithm() == core.Concurrency {
-		return core.Result{}, false
-	}
-	sh, k := m.lock(req)
+// decideSlow decides req, whose entry is k, at now from the last shared answer, and
+// spends it when spend is set and the answer covers it. Requires sh.mu.
+func (sh *memoShard) decideSlow(k preKey, req *core.Request, now int64, spend bool) (core.Result, bool) {
 	e, ok := sh.entries[k]
-	sh.mu.Unlock()
 	if !ok || !e.known {
 		return core.Result{}, false
 	}
@@ -184,6 +200,9 @@ func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
 	avail := max(0, min(capacity, e.remaining-e.spent))
 	if avail >= cost {
 		res.Allowed, res.Remaining = true, avail-cost
+		if spend {
+			sh.spendSlow(k, cost)
+		}
 		return res, true
 	}
 	res.Remaining = avail
@@ -194,15 +213,13 @@ func (m *memo) peekSlow(req *core.Request, now int64) (core.Result, bool) {
 	return res, true
 }
 
-// spendSlow records that a slow-call decision admitted req.
-func (m *memo) spendSlow(req *core.Request) {
-	sh, k := m.lock(req)
+// spendSlow records that a slow-call decision admitted cost on k. Requires sh.mu.
+func (sh *memoShard) spendSlow(k preKey, cost int64) {
 	if e, ok := sh.entries[k]; ok {
-		e.spent += req.EffectiveCost()
-		e.unsettled += req.EffectiveCost()
+		e.spent += cost
+		e.unsettled += cost
 		sh.entries[k] = e
 	}
-	sh.mu.Unlock()
 }
 
 // takeUnsettled returns what slow-call decisions admitted for req's key that the

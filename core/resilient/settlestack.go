@@ -19,20 +19,26 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 	// Every shared stack decision settles: arrays for the usual stack sizes keep it
 	// from allocating.
 	var owedOn, unsettledOn [8]int64
-	var localOn [8]bool
-	owed, unsettled, local := owedOn[:0], unsettledOn[:0], localOn[:0]
+	var localOn, shortOn [8]bool
+	owed, unsettled, local, short := owedOn[:0], unsettledOn[:0], localOn[:0], shortOn[:0]
 	refuse := -1
 	for i := range reqs {
-		o, u, short, l := s.debtOf(&reqs[i], &results[i], now)
-		owed, unsettled, local = append(owed, o), append(unsettled, u), append(local, l)
-		if short && refuse < 0 {
+		o, u, sh, l := s.debtOf(&reqs[i], &results[i], now)
+		owed, unsettled, local, short = append(owed, o), append(unsettled, u), append(local, l), append(short, sh)
+		if sh && refuse < 0 {
 			refuse = i
 		}
 	}
 	if allowed && refuse >= 0 {
-		s.giveBack(ctx, reqs, results)
+		given := s.giveBack(ctx, reqs, results)
 		allowed = false
 		for i := range reqs {
+			// debt's owed for a member that cannot pay assumes the shared store keeps
+			// the request's charge, as a refused single request does; the stack's was
+			// given back, so the settlement charges it too.
+			if short[i] && given[i] {
+				owed[i] += reqs[i].EffectiveCost()
+			}
 			results[i].Allowed = false
 			results[i].Lease = 0
 			if i == refuse {
@@ -53,8 +59,9 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 // giveBack undoes, in the shared store, what an admitted stack charged: each rate
 // member's cost is refunded (when the store is a core.Refunder) and each concurrency
 // member's lease released. Each call is bounded by the deadline; one that fails is
-// dropped.
-func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []core.Result) {
+// dropped. It reports, per member, whether its charge was given back.
+func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []core.Result) []bool {
+	given := make([]bool, len(reqs))
 	refunder, canRefund := s.shared.(core.Refunder)
 	for i := range reqs {
 		req, lease, chargedAt := reqs[i], results[i].Lease, results[i].DecidedAt
@@ -67,6 +74,8 @@ func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []cor
 		default:
 			continue
 		}
-		s.guard.run(ctx, s.deadline.get(), undo)
+		err, timedOut := s.guard.run(ctx, s.deadline.get(), undo)
+		given[i] = err == nil && !timedOut
 	}
+	return given
 }

@@ -191,3 +191,33 @@ func TestSlowStackOfUnknownKeysIsRefused(t *testing.T) {
 		t.Fatalf("then %d admitted, want the subnet's 2: the slow stack charged nothing", got)
 	}
 }
+
+// A stack refused on return because a member's local allowance cannot pay for it
+// gives back what the shared store charged for it, that member included, so that
+// member's settlement must leave the shared store holding no more than its
+// allowance: the subnet (2 a minute) spent 1 on the shared store and 1 in memory, so
+// after the refused stack it admits nothing more this minute. Charging it only what
+// a kept charge would need left the given-back unit spendable: a third admission.
+func TestRefusedStackOnReturnLeavesTheShortMemberSpent(t *testing.T) {
+	r := newRig(t)
+	if got := stackAdmits(t, r, "alice", 1); got != 1 {
+		t.Fatalf("healthy: %d admitted, want 1", got)
+	}
+	r.trip(t, account)
+	if got := stackAdmits(t, r, "alice", 3); got != 1 {
+		t.Fatalf("local mode admitted %d stacks, want the 1 the subnet had left", got)
+	}
+	r.shared.heal()
+	r.clock.Advance(time.Second)
+	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("login-subnet") })
+	results := make([]core.Result, 3)
+	if ok, err := r.store.DecideStack(context.Background(), loginStack("alice"), results); err != nil || ok {
+		t.Fatalf("back on the shared store: admitted %v, %v; want refused by the subnet", ok, err)
+	}
+	// Past the pre-limiter's memory of that refusal, still in the same minute.
+	r.clock.Advance(31 * time.Second)
+	sub := loginStack("alice")[2]
+	if got := admittedOf(t, r, sub.Policy, sub.Key, 3); got != 0 {
+		t.Fatalf("the subnet then admits %d more this minute, want 0: it spent its 2", got)
+	}
+}

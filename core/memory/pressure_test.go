@@ -226,3 +226,30 @@ func TestStacksUnderKeyPressure(t *testing.T) {
 		t.Fatalf("stats %+v after the sweep, want the 2 live keys", st)
 	}
 }
+
+// TestOverflowLeaseIsReleasedAfterItsKeyGotAnEntry checks that a lease taken from
+// the overflow entry goes back there even when its key has had an entry of its own
+// since (room was made once the held key recovered). The release used to look only
+// in the key's entry, so the overflow entry held the lease until its timeout (an
+// hour here), refusing every new key in a full store for that long.
+func TestOverflowLeaseIsReleasedAfterItsKeyGotAnEntry(t *testing.T) {
+	clock := storetest.NewClock()
+	store := newTestStore(t, clock, memory.WithMaxKeys(1), memory.WithShards(1))
+	hold := core.MustPolicy("hold", core.FixedWindow, core.PerMinute(1))
+	c := core.MustConcurrencyPolicy("c", 1, time.Hour)
+	mustDecide(t, store, core.Request{Policy: hold, Key: "held"})
+	if res := mustDecide(t, store, core.Request{Policy: c, Key: "a", Lease: 1}); !res.Allowed || store.Stats().Overflowed != 1 {
+		t.Fatalf("lease 1 %+v, stats %+v; want it from the overflow entry", res, store.Stats())
+	}
+	clock.Advance(time.Minute) // "held" recovers: "a" gets an entry of its own
+	if res := mustDecide(t, store, core.Request{Policy: c, Key: "a", Lease: 2}); !res.Allowed || store.Stats().Overflowed != 1 {
+		t.Fatalf("lease 2 %+v, stats %+v; want it from a's own entry", res, store.Stats())
+	}
+	if err := store.Release(context.Background(), core.Request{Policy: c, Key: "a"}, 1); err != nil {
+		t.Fatal(err)
+	}
+	// "a" holds its entry (lease 2): "b" is decided against the overflow entry.
+	if res := mustDecide(t, store, core.Request{Policy: c, Key: "b", Lease: 3}); !res.Allowed {
+		t.Fatalf("b after lease 1 was released: %+v, stats %+v; want admitted by the overflow entry", res, store.Stats())
+	}
+}

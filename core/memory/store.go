@@ -303,7 +303,8 @@ func insertSorted(ids []int, id int) []int {
 }
 
 // Release ends a concurrency lease. A lease taken from the policy's overflow entry
-// (the key had no entry) is released there: lease numbers are unique.
+// (the key had no entry then) is released there, even when the key has an entry
+// of its own since: lease numbers are unique.
 func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -315,16 +316,26 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 		return fmt.Errorf("memory: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
 	}
 	h := s.hash(req.Policy.ID(), req.Key)
-	e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key)
-	if e == nil {
-		if e = s.existingOverflow(req.Policy.ID()); e == nil {
+	if e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key); e != nil {
+		released := release(e, lease)
+		e.mu.Unlock()
+		if released {
 			return nil
 		}
-		e.mu.Lock()
 	}
-	e.state = transition.ReleaseLease(e.state, lease)
-	e.mu.Unlock()
+	if e := s.existingOverflow(req.Policy.ID()); e != nil {
+		e.mu.Lock()
+		release(e, lease)
+		e.mu.Unlock()
+	}
 	return nil
+}
+
+// release removes the lease from e's state and reports whether e held it. Requires e.mu.
+func release(e *entry, lease uint64) bool {
+	held := len(e.state.Leases)
+	e.state = transition.ReleaseLease(e.state, lease)
+	return len(e.state.Leases) < held
 }
 
 // Sweep evicts every key whose state has recovered and returns how many it evicted.

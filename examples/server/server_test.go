@@ -31,6 +31,10 @@ func TestFlagsAreValidated(t *testing.T) {
 		{[]string{"-trusted-proxies", "10.0.0.0/8,not-a-cidr"}, "-trusted-proxies"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-limit", "ten"}, "invalid value"},
+		{[]string{"-store", "redis", "-redis-addrs", "garbage"}, `-redis-addrs "garbage": want host:port`},
+		{[]string{"-store", "redis", "-redis-addrs", "10.0.0.5:6379,10.0.0.6"}, `-redis-addrs "10.0.0.6": want host:port`},
+		{[]string{"-store", "redis", "-redis-addrs", "127.0.0.1:99999"}, `-redis-addrs "127.0.0.1:99999"`},
+		{[]string{"-store", "redis", "-redis-addrs", "127.0.0.1:"}, `-redis-addrs "127.0.0.1:"`},
 	}
 	for _, tt := range tests {
 		_, err := parseFlags(tt.args, io.Discard)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,5 +210,79 @@ func TestKeysWithCommasAreQuoted(t *testing.T) {
 	rows, err := csv.NewReader(&out).ReadAll()
 	if err != nil || len(rows) != 2 || rows[1][1] != "tenant,a" || rows[1][2] != "1" {
 		t.Fatalf("rows %q, err %v", rows, err)
+	}
+}
+
+// A replay that stops at a bad row or line leaves every decision made before it
+// in the output, each row whole, so that decisions.csv is valid CSV that ends
+// where the replay stopped.
+func TestDecisionsBeforeAFatalErrorAreWrittenWhole(t *testing.T) {
+	const rows = 1000 // several buffers of output
+	var trace, log strings.Builder
+	trace.WriteString("t_ms,key,cost\n")
+	for i := range rows {
+		fmt.Fprintf(&trace, "%d,key-%d,1\n", i, i)
+		fmt.Fprintf(&log, `{"time":%d,"ip":"10.0.%d.%d"}`+"\n", i, i/256, i%256)
+	}
+	trace.WriteString("soon,a,1\n")
+	log.WriteString("garbage\n")
+	for _, c := range []struct {
+		name, input string
+		args        []string
+		badLine     int
+	}{
+		{"csv", trace.String(), nil, rows + 2},
+		{"jsonl -strict", log.String(), []string{"-format", "jsonl", "-strict"}, rows + 1},
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), c.args, strings.NewReader(c.input), &out, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("line %d:", c.badLine)) {
+			t.Fatalf("%s: error %v, want one naming the bad line", c.name, err)
+		}
+		records, err := csv.NewReader(&out).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: the decisions are not valid CSV: %v", c.name, err)
+		}
+		if len(records) != rows+1 || len(records[rows]) != 7 {
+			t.Fatalf("%s: %d output rows, the last %q; want the header and %d whole decisions", c.name, len(records), records[len(records)-1], rows)
+		}
+	}
+}
+
+// countingReader yields n bytes of filler after prefix, counting what is read.
+type countingReader struct {
+	prefix string
+	n      int
+	read   int
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	if r.read >= len(r.prefix)+r.n {
+		return 0, io.EOF
+	}
+	p = p[:min(len(p), len(r.prefix)+r.n-r.read)]
+	for i := range p {
+		if at := r.read + i; at < len(r.prefix) {
+			p[i] = r.prefix[at]
+		} else {
+			p[i] = 'a'
+		}
+	}
+	r.read += len(p)
+	return len(p), nil
+}
+
+// A CSV row far longer than any key stops the replay once it is known to be too
+// long, as a log line does, instead of being read whole into memory first.
+func TestHugeCSVRowsAreRefusedEarly(t *testing.T) {
+	for _, prefix := range []string{"t_ms,key,cost\n0,", "t_ms,key,cost\n0,\"", "t_ms"} {
+		in := &countingReader{prefix: prefix, n: 64 << 20}
+		err := run(context.Background(), nil, in, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "longer than 64 KiB") || len(err.Error()) > 200 {
+			t.Errorf("%q and 64 MiB: error %.200v, want a short one saying the row is longer than 64 KiB", prefix, err)
+		}
+		if in.read > 1<<20 {
+			t.Errorf("%q and 64 MiB: read %d bytes before giving up, want at most 1 MiB", prefix, in.read)
+		}
 	}
 }

@@ -14,9 +14,15 @@ import (
 // replay decides every request of src at its own time, writes the decisions to
 // out and counts them. A log line that cannot be read is counted and skipped, or
 // ends the replay when strict. A log line earlier than the line before it is
-// decided at that line's time: the virtual clock never runs backwards.
-func replay(ctx context.Context, policy core.Policy, store core.Store, clock *virtualClock, src source, strict bool, out io.Writer, prog *progress) (*tally, error) {
+// decided at that line's time: the virtual clock never runs backwards. When the
+// replay stops early, out still holds every decision made, each row whole.
+func replay(ctx context.Context, policy core.Policy, store core.Store, clock *virtualClock, src source, strict bool, out io.Writer, prog *progress) (_ *tally, err error) {
 	w := bufio.NewWriter(out)
+	defer func() {
+		if flushErr := w.Flush(); err == nil {
+			err = flushErr
+		}
+	}()
 	w.WriteString("t_ms,key,cost,allowed,remaining,retry_after_ms,delay_ms\n")
 	sum := newTally(policy)
 	buf := make([]byte, 0, 128)
@@ -54,7 +60,7 @@ func replay(ctx context.Context, policy core.Policy, store core.Store, clock *vi
 			prog.line(r.line, r.at)
 		}
 	}
-	return sum, w.Flush()
+	return sum, nil
 }
 
 // appendDecision formats one output row: t_ms,key,cost,allowed,remaining,retry_after_ms,delay_ms.

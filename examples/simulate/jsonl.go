@@ -28,7 +28,7 @@ type jsonMember struct {
 // members, reusing reuse's storage. Reading a log line by line, this is several
 // times faster than decoding each line into a map.
 func parseJSONLine(line []byte, reuse []jsonMember) (jsonEntry, error) {
-	line = bytes.TrimSpace(line)
+	line = bytes.Trim(line, jsonSpace) // only JSON's white space: a "\v" after the object is not JSON
 	if len(line) == 0 || line[0] != '{' {
 		return jsonEntry{}, errors.New("not a JSON object")
 	}
@@ -42,6 +42,9 @@ func parseJSONLine(line []byte, reuse []jsonMember) (jsonEntry, error) {
 	}
 	return jsonEntry{members: objectMembers(line, reuse[:0])}, nil
 }
+
+// jsonSpace is the white space JSON allows around a value.
+const jsonSpace = " \t\r\n"
 
 // objectMembers appends the members of obj, a valid JSON object, to members.
 func objectMembers(obj []byte, members []jsonMember) []jsonMember {

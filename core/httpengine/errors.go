@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
 // errPolicyFunc and errCostFunc are wrapped by the errors of failing policy and
@@ -60,14 +62,22 @@ const errorLogInterval = time.Second
 
 // log logs err about r, without the key: the method, the route (never the raw
 // path, which may carry identities) and the error, whose text names the policy.
-// A request that ended before its decision is no error of the limiter's: it is
-// logged at debug.
+// A request that ended before its decision, or that its client sent malformed
+// (clientFault), is no error of the limiter's: it is logged at debug, so that no
+// client can write error lines at will.
 func (e *errorLog) log(r *http.Request, err error) {
 	ctx := r.Context()
 	if ErrorReason(err) == ReasonCanceled {
 		if e.logger.Enabled(ctx, slog.LevelDebug) {
 			e.logger.LogAttrs(ctx, slog.LevelDebug, "rate limit: request ended before its decision",
 				slog.String("method", r.Method), slog.String("route", r.Pattern))
+		}
+		return
+	}
+	if clientFault(err) {
+		if e.logger.Enabled(ctx, slog.LevelDebug) {
+			e.logger.LogAttrs(ctx, slog.LevelDebug, "rate limit: malformed request not decided",
+				slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Any("error", err))
 		}
 		return
 	}
@@ -84,4 +94,14 @@ func (e *errorLog) log(r *http.Request, err error) {
 	e.logger.LogAttrs(ctx, slog.LevelError, "rate limit: request not decided",
 		slog.String("reason", ErrorReason(err)), slog.String("method", r.Method), slog.String("route", r.Pattern),
 		slog.Any("error", err), slog.Int64("errors_not_logged", suppressed))
+}
+
+// clientFault reports whether err is the client's: a body that cannot be parsed
+// or is too large, an invalid username, or no key where the fallback refuses
+// (each answered 4xx). A key function that fails otherwise (a validator whose
+// backend is down, a trusted proxy that forwarded no address) is not.
+func clientFault(err error) bool {
+	return errors.Is(err, keyfuncs.ErrBadForm) || errors.Is(err, keyfuncs.ErrFormTooLarge) ||
+		errors.Is(err, keyfuncs.ErrBadJSON) || errors.Is(err, keyfuncs.ErrInvalidUsername) ||
+		errors.Is(err, keyfuncs.ErrNoKey)
 }

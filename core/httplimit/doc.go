@@ -42,7 +42,7 @@
 // An Observer (WithObserver; prommetrics' HTTPObserver is one) sees every
 // decision and error, and a KeyFallbackObserver every fallback taken. A request
 // that cannot be decided is also logged at error level (WithLogger), without its
-// key, at most one line per second.
+// key, at most one line per second; one its client sent malformed, at debug.
 //
 // # Composition
 //

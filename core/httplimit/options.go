@@ -117,7 +117,9 @@ func WithKeyFallback(f KeyFallback) Option { return httpengine.WithKeyFallback(f
 // failing key, policy or cost function, a failing store) at error level, with the
 // policy, method and route but never the key; a burst of such errors is logged at
 // most once a second, with the number of errors left out. A request that ended
-// before its decision is logged at debug. The default is slog.Default().
+// before its decision, or that its client sent malformed (an unparsable or too
+// large body, an invalid username, no key where the fallback refuses), is logged
+// at debug. The default is slog.Default().
 func WithLogger(logger *slog.Logger) Option { return httpengine.WithLogger(logger) }
 
 // WithReleaseTimeout bounds the store calls made after a request ends: releasing

@@ -120,6 +120,13 @@ func TestOptionsReachTheLimiter(t *testing.T) {
 					t.Errorf("log %q, want one line about the broken key function", log)
 				}
 			}},
+		{name: "WithLogger, malformed request", limits: httplimit.Limit(api, func(*http.Request) (string, error) { return "", keyfuncs.ErrBadForm }),
+			want: []response{{400, ""}, {400, ""}},
+			check: func(t *testing.T, o *events, log string) {
+				if log != "" || fmt.Sprint(o.errors) != "[key key]" {
+					t.Errorf("log %q, errors %q: want the client's malformed requests counted, not logged above debug", log, o.errors)
+				}
+			}},
 		{name: "WithReleaseTimeout", limits: httplimit.Limit(api, byIP), options: []httplimit.Option{httplimit.WithReleaseTimeout(time.Minute)},
 			want: []response{{200, `"api";r=9;t=60`}, {200, `"api";r=8;t=60`}}},
 	} {

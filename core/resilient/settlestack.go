@@ -11,7 +11,7 @@ import (
 // admitted during an outage, and what slow calls admitted, as settle does for one
 // request. When a member's allowance cannot pay for the request, the stack is refused
 // as a whole, as it would have been in memory: what the shared store charged is given
-// back where it can be (refunds, when it is a core.Refunder, and released leases; a
+// back (but that member's charge, which its settlement counts on) where it can be (refunds, when it is a core.Refunder, and released leases; a
 // give-back that fails leaves a charge, which only admits less), the member that
 // cannot pay reports a Retry-After and the others report unspent. It returns whether
 // the stack stays admitted.
@@ -30,15 +30,9 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 		}
 	}
 	if allowed && refuse >= 0 {
-		given := s.giveBack(ctx, reqs, results)
+		s.giveBack(ctx, reqs, results, short)
 		allowed = false
 		for i := range reqs {
-			// debt's owed for a member that cannot pay assumes the shared store keeps
-			// the request's charge, as a refused single request does; the stack's was
-			// given back, so the settlement charges it too.
-			if short[i] && given[i] {
-				owed[i] += reqs[i].EffectiveCost()
-			}
 			results[i].Allowed = false
 			results[i].Lease = 0
 			if i == refuse {
@@ -58,15 +52,21 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 
 // giveBack undoes, in the shared store, what an admitted stack charged: each rate
 // member's cost is refunded (when the store is a core.Refunder) and each concurrency
-// member's lease released. Each call is bounded by the deadline; one that fails is
-// dropped. It reports, per member, whether its charge was given back.
-func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []core.Result) []bool {
-	given := make([]bool, len(reqs))
+// member's lease released, except the members marked keep. Each call is bounded by
+// the deadline; one that fails is dropped.
+//
+// settleStack keeps the charge of a member whose local allowance cannot pay (never
+// a concurrency member): debt's settlement for it assumes the shared store holds
+// the request's charge, as it does for a refused single request. Given back, it
+// would leave that member one request more than its allowance.
+func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []core.Result, keep []bool) {
 	refunder, canRefund := s.shared.(core.Refunder)
 	for i := range reqs {
 		req, lease, chargedAt := reqs[i], results[i].Lease, results[i].DecidedAt
 		var undo func(context.Context) error
 		switch {
+		case keep[i]:
+			continue
 		case req.Policy.Algorithm() == core.Concurrency:
 			undo = func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) }
 		case canRefund:
@@ -74,8 +74,6 @@ func (s *Store) giveBack(ctx context.Context, reqs []core.Request, results []cor
 		default:
 			continue
 		}
-		err, timedOut := s.guard.run(ctx, s.deadline.get(), undo)
-		given[i] = err == nil && !timedOut
+		s.guard.run(ctx, s.deadline.get(), undo)
 	}
-	return given
 }

@@ -143,17 +143,7 @@ func stackAdmits(t *testing.T, r *rig, user string, n int) int {
 // so back on the shared store, which never saw the second, the stack is refused, and
 // what the shared store charged for it is given back.
 func TestLocalStackIsSettledOnReturn(t *testing.T) {
-	r := newRig(t)
-	if got := stackAdmits(t, r, "alice", 1); got != 1 {
-		t.Fatalf("healthy: %d admitted, want 1", got)
-	}
-	r.trip(t, account)
-	if got := stackAdmits(t, r, "alice", 3); got != 1 {
-		t.Fatalf("local mode admitted %d stacks, want the 1 the subnet had left", got)
-	}
-	r.shared.heal()
-	r.clock.Advance(time.Second)
-	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("login-subnet") })
+	r := backFromLocalStacks(t)
 	results := make([]core.Result, 3)
 	ok, err := r.store.DecideStack(context.Background(), loginStack("alice"), results)
 	if err != nil || ok {
@@ -192,13 +182,11 @@ func TestSlowStackOfUnknownKeysIsRefused(t *testing.T) {
 	}
 }
 
-// A stack refused on return because a member's local allowance cannot pay for it
-// gives back what the shared store charged for it, that member included, so that
-// member's settlement must leave the shared store holding no more than its
-// allowance: the subnet (2 a minute) spent 1 on the shared store and 1 in memory, so
-// after the refused stack it admits nothing more this minute. Charging it only what
-// a kept charge would need left the given-back unit spendable: a third admission.
-func TestRefusedStackOnReturnLeavesTheShortMemberSpent(t *testing.T) {
+// backFromLocalStacks is a rig whose login stack for alice admitted 1 on the shared
+// store, then, in Local mode, the 1 more its subnet (2 a minute) had left, and which
+// is back on the shared store.
+func backFromLocalStacks(t *testing.T) *rig {
+	t.Helper()
 	r := newRig(t)
 	if got := stackAdmits(t, r, "alice", 1); got != 1 {
 		t.Fatalf("healthy: %d admitted, want 1", got)
@@ -210,6 +198,17 @@ func TestRefusedStackOnReturnLeavesTheShortMemberSpent(t *testing.T) {
 	r.shared.heal()
 	r.clock.Advance(time.Second)
 	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("login-subnet") })
+	return r
+}
+
+// A stack refused on return because a member's local allowance cannot pay for it
+// gives back what the shared store charged for it, that member included, so that
+// member's settlement must leave the shared store holding no more than its
+// allowance: the subnet (2 a minute) spent 1 on the shared store and 1 in memory, so
+// after the refused stack it admits nothing more this minute. Charging it only what
+// a kept charge would need left the given-back unit spendable: a third admission.
+func TestRefusedStackOnReturnLeavesTheShortMemberSpent(t *testing.T) {
+	r := backFromLocalStacks(t)
 	results := make([]core.Result, 3)
 	if ok, err := r.store.DecideStack(context.Background(), loginStack("alice"), results); err != nil || ok {
 		t.Fatalf("back on the shared store: admitted %v, %v; want refused by the subnet", ok, err)

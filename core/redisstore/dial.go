@@ -1,7 +1,9 @@
 package redisstore
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -29,8 +31,8 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 		return nil, fmt.Errorf("redisstore: Dial: no address")
 	}
 	for _, addr := range addrs {
-		if addr == "" || strings.ContainsAny(addr, " ,") {
-			return nil, fmt.Errorf("redisstore: Dial: bad address %q (want host:port)", addr)
+		if err := checkAddress(addr); err != nil {
+			return nil, fmt.Errorf("redisstore: Dial: bad address %q (want host:port): %w", addr, err)
 		}
 	}
 	var client redis.UniversalClient
@@ -46,4 +48,21 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 	}
 	s.closers = append(s.closers, client.Close)
 	return s, nil
+}
+
+// checkAddress reports why addr can never be dialled: it is not host:port, or its
+// port is neither a number from 1 to 65535 nor a service name. Whether the host
+// answers is for the first decision to find out.
+func checkAddress(addr string) error {
+	if strings.ContainsAny(addr, " ,") {
+		return errors.New("spaces or commas")
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := net.LookupPort("tcp", port); err != nil || n == 0 {
+		return fmt.Errorf("port %q is not a port", port)
+	}
+	return nil
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func TestDialValidates(t *testing.T) {
-	for _, addrs := range [][]string{nil, {""}, {"a:1,b:2"}} {
+	for _, addrs := range [][]string{nil, {""}, {"a:1,b:2"}, {"garbage"}, {"127.0.0.1:"}, {"127.0.0.1:99999"}, {"10.0.0.5:6379", "10.0.0.6"}} {
 		if _, err := redisstore.Dial(addrs); err == nil {
 			t.Errorf("Dial(%q) succeeded", addrs)
 		}

@@ -264,9 +264,11 @@ func decideBatchedAndAlone(t *testing.T, batched, alone *redisstore.Store, reqs 
 // by the time since start, before the first write compared.
 func sameKeys(t *testing.T, client redis.UniversalClient, batched, alone *redisstore.Store, reqs []core.Request, start time.Time) {
 	t.Helper()
-	apart := time.Since(start) + time.Millisecond
 	for _, req := range reqs {
 		b, a := keyDump(t, client, batched.Key(req.Policy, req.Key)), keyDump(t, client, alone.Key(req.Policy, req.Key))
+		// Both keys were written and read between start and now, each written before
+		// it was read: their TTLs differ by at most that time, plus a ms of rounding.
+		apart := time.Since(start) + time.Millisecond
 		if b.value != a.value || b.ttl-a.ttl > apart || a.ttl-b.ttl > apart {
 			t.Fatalf("%s, %s: the batched key holds %q with TTL %v, alone %q with TTL %v (written %v apart at most)",
 				req.Policy.Name(), req.Key, b.value, b.ttl, a.value, a.ttl, apart)

@@ -20,14 +20,15 @@ var ErrUnknownAPIKey = fmt.Errorf("%w: API key not accepted", ErrNoKey)
 // APIKeyValidator reports whether an API key is one the application accepts. It
 // runs on every request that carries a key, so it must be quick (a map or cache
 // lookup) and safe for concurrent use. An error means the validator could not
-// decide (its backend is down); the request then fails rather than being keyed
-// by a key nobody checked.
+// decide (its backend is down); the request then fails with ErrUnavailable (503)
+// rather than being keyed by a key nobody checked.
 type APIKeyValidator func(ctx context.Context, key string) (bool, error)
 
 // ValidAPIKey returns a KeyFunc that keys a request by the API key in the named
 // header, "ak:" followed by HashSecret of the key, when valid accepts it. A key
 // the validator rejects gets ErrUnknownAPIKey (which wraps ErrNoKey); a request
-// without the header, or with an empty value, gets ErrNoKey. So a client cannot
+// without the header, or with an empty value, gets ErrNoKey; a validator that
+// fails gets an error wrapping ErrUnavailable and its own. So a client cannot
 // mint buckets by inventing keys: with
 //
 //	keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", valid), ip.Key)
@@ -54,7 +55,7 @@ func ValidAPIKey(header string, valid APIKeyValidator) KeyFunc {
 		}
 		ok, err := valid(r.Context(), secret)
 		if err != nil {
-			return "", fmt.Errorf("keyfuncs: validating the API key: %w", err)
+			return "", fmt.Errorf("%w: validating the API key: %w", ErrUnavailable, err)
 		}
 		if !ok {
 			return "", ErrUnknownAPIKey

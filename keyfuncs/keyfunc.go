@@ -19,6 +19,13 @@ type KeyFunc func(r *http.Request) (string, error)
 // ErrNoKey reports that a request does not carry the identity a KeyFunc looks for.
 var ErrNoKey = errors.New("keyfuncs: no key in request")
 
+// ErrUnavailable is wrapped by the error of a KeyFunc that could not decide because
+// something it depends on failed: ValidAPIKey's validator when its backend is down.
+// The request is not the client's fault and may succeed later, so the HTTP layer
+// answers it 503 with Retry-After, as for a failed store, rather than 400. Wrap it in
+// the errors of key functions of your own that look identities up elsewhere.
+var ErrUnavailable = errors.New("keyfuncs: identity could not be checked now")
+
 // Const returns a KeyFunc that puts every request into one global bucket named key.
 // The key is returned as given when it is safe (short, printable, without '|');
 // otherwise its hash is used. It panics when key is empty, a programming error.

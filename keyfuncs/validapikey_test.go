@@ -67,8 +67,8 @@ func TestValidAPIKey(t *testing.T) {
 	if !errors.Is(ErrUnknownAPIKey, ErrNoKey) {
 		t.Fatal("ErrUnknownAPIKey must wrap ErrNoKey so that FirstOf falls back to the address")
 	}
-	if _, err := fn(newRequest("203.0.113.9:1", header{"X-API-Key", "boom"})); errors.Is(err, ErrNoKey) {
-		t.Fatal("a failing validator must not read as a missing key")
+	if _, err := fn(newRequest("203.0.113.9:1", header{"X-API-Key", "boom"})); errors.Is(err, ErrNoKey) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a failing validator: %v; want ErrUnavailable (503), never a missing key", err)
 	}
 }
 

@@ -64,3 +64,17 @@ func TestErrorResponseOfUnreadableBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorResponseOfAnIdentityNotCheckedNow: a key function whose dependency failed
+// (an API-key validator's backend) is answered as a failed store, 503 with
+// Retry-After, although the limiter wraps it as unidentified.
+func TestErrorResponseOfAnIdentityNotCheckedNow(t *testing.T) {
+	err := fmt.Errorf("%w: policy %q: %w", ErrUnidentified, "api",
+		fmt.Errorf("%w: validating the API key: %w", keyfuncs.ErrUnavailable, errors.New("auth backend down")))
+	if status, retry, body := ErrorResponse(err); status != http.StatusServiceUnavailable || retry != 1 || !strings.Contains(body, `"status":503`) {
+		t.Errorf("%d Retry-After %d %s, want 503 with Retry-After 1", status, retry, body)
+	}
+	if reason := ErrorReason(err); reason != ReasonKey {
+		t.Errorf("reason %q, want %q: the key function failed", reason, ReasonKey)
+	}
+}

@@ -117,7 +117,9 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 //     (keyfuncs.ErrFormTooLarge: net/http's 10 MB for a URL-encoded form, an
 //     http.MaxBytesReader's limit, or keyfuncs.MaxJSONBytes for a JSON field).
 //     Neither is charged to another name: such a request takes no fallback;
-//   - ErrStore or a cancelled request: 503 with Retry-After: 1, or the whole seconds
+//   - a key function that could not check the identity now (keyfuncs.ErrUnavailable:
+//     an API-key validator whose backend is down), ErrStore or a cancelled
+//     request: 503 with Retry-After: 1, or the whole seconds
 //     (rounded up) of the error's hint when it has one (RetryAfterHinter, as a
 //     failure mode that fails closed gives);
 //   - anything else (a failing policy or cost function): 500.
@@ -125,17 +127,24 @@ func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	switch {
 	case errors.Is(err, keyfuncs.ErrFormTooLarge):
 		return http.StatusRequestEntityTooLarge, 0, problemTooLarge
+	case errors.Is(err, keyfuncs.ErrUnavailable):
+		return unavailable(err)
 	case errors.Is(err, ErrUnidentified):
 		return http.StatusBadRequest, 0, problemUnidentified
 	case errors.Is(err, ErrStore), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		retryAfter = 1
-		var hinter RetryAfterHinter
-		if errors.As(err, &hinter) {
-			retryAfter = max(1, int64((hinter.RetryAfterHint()+time.Second-1)/time.Second))
-		}
-		return http.StatusServiceUnavailable, retryAfter, problemUnavailable
+		return unavailable(err)
 	}
 	return http.StatusInternalServerError, 0, problemInternal
+}
+
+// unavailable is the 503 answer to err, with its hint's Retry-After or 1 second.
+func unavailable(err error) (status int, retryAfter int64, body string) {
+	retryAfter = 1
+	var hinter RetryAfterHinter
+	if errors.As(err, &hinter) {
+		retryAfter = max(1, int64((hinter.RetryAfterHint()+time.Second-1)/time.Second))
+	}
+	return http.StatusServiceUnavailable, retryAfter, problemUnavailable
 }
 
 // RetryAfterHinter is implemented by store errors that know when the store is worth

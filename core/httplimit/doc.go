@@ -33,7 +33,8 @@
 //  5. the response carries the rate-limit fields (WithFields: RateLimit-Policy
 //     and RateLimit by default), and Retry-After on a refusal;
 //  6. a refused request gets 429 with an RFC 9457 problem body, one that could
-//     not be decided 503 (a failed store, ErrStore), 400 (ErrUnidentified) or
+//     not be decided 503 (a failed store, ErrStore, or an identity that could
+//     not be checked now, keyfuncs.ErrUnavailable), 400 (ErrUnidentified) or
 //     500; the router packages' WithDenyHandler and WithErrorHandler replace
 //     these answers. An admitted request runs its handler, after a leaky-bucket
 //     wait, holding its concurrency leases until the handler returns or

@@ -13,10 +13,11 @@ var (
 	// ErrUnidentified: the request's key could not be found. Its key function
 	// failed with an error other than keyfuncs.ErrNoKey (a body that cannot be
 	// parsed, say), or it found no identity and the fallback refuses such
-	// requests (RefuseFallback). The default error handlers answer 400, or 413
+	// requests (RefuseFallback). The default error handlers answer 400, 413
 	// when the body is over a size limit before the identity is found
-	// (keyfuncs.ErrFormTooLarge). Such a request is never charged to another
-	// name.
+	// (keyfuncs.ErrFormTooLarge), or 503 with Retry-After when the identity could
+	// not be checked now (keyfuncs.ErrUnavailable: an API-key validator whose
+	// backend is down). Such a request is never charged to another name.
 	ErrUnidentified = httpengine.ErrUnidentified
 )
 

@@ -2,6 +2,7 @@ package adaptertest
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -66,6 +67,20 @@ func RunOptions(t *testing.T, mount Mount) {
 		}
 		if w := send(h, "/x", "X-Plan", "pro"); w.Code != 200 || w.Header().Get("RateLimit") != `"plan";r=2;t=60` {
 			t.Fatalf("after the upgrade: %d %q", w.Code, w.Header().Get("RateLimit"))
+		}
+	})
+	t.Run("an identity that cannot be checked now", func(t *testing.T) {
+		// The API-key validator's backend is down: the client did nothing wrong and
+		// may retry, so 503 with Retry-After, not 400, and nothing is charged.
+		down := func(context.Context, string) (bool, error) { return false, errors.New("auth backend down") }
+		h := mount(newStore(t), httpengine.Limit(one, keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", down), ip.Key)))
+		for range 2 {
+			if w := send(h, "/x", "X-API-Key", "k1"); w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
+				t.Fatalf("validator down: %d, Retry-After %q; want 503 with Retry-After: 1", w.Code, w.Header().Get("Retry-After"))
+			}
+		}
+		if w := send(h, "/x"); w.Code != http.StatusOK {
+			t.Fatalf("the client's own bucket after two undecided requests: %d, want 200", w.Code)
 		}
 	})
 	t.Run("leaky bucket waits", func(t *testing.T) {

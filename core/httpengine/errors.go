@@ -62,12 +62,13 @@ const errorLogInterval = time.Second
 
 // log logs err about r, without the key: the method, the route (never the raw
 // path, which may carry identities) and the error, whose text names the policy.
-// A request that ended before its decision, or that its client sent malformed
-// (clientFault), is no error of the limiter's: it is logged at debug, so that no
-// client can write error lines at will.
+// A request that ended before its decision (whatever failed when it did: the store
+// or a key function's lookup), or that its client sent malformed (clientFault), is
+// no error of the limiter's: it is logged at debug, so that no client can write
+// error lines at will.
 func (e *errorLog) log(r *http.Request, err error) {
 	ctx := r.Context()
-	if ErrorReason(err) == ReasonCanceled {
+	if ErrorReason(err) == ReasonCanceled || ctx.Err() != nil {
 		if e.logger.Enabled(ctx, slog.LevelDebug) {
 			e.logger.LogAttrs(ctx, slog.LevelDebug, "rate limit: request ended before its decision",
 				slog.String("method", r.Method), slog.String("route", r.Pattern))

@@ -2,6 +2,7 @@ package httpengine_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
 // A failing policy function is answered 500, logged once at error level with the
@@ -67,3 +69,35 @@ type observerFunc func(error)
 
 func (f observerFunc) OnDecision(*httpengine.Event)       {}
 func (f observerFunc) OnError(_ *http.Request, err error) { f(err) }
+
+// A client that leaves while its API key is checked is no error of the limiter's: the
+// validator's cancellation is logged at debug, while the same validator failing for
+// a live request is logged at error.
+func TestValidatorCancelledWithItsRequestIsLoggedAtDebug(t *testing.T) {
+	store, _ := newStore(t)
+	var logs bytes.Buffer
+	valid := func(ctx context.Context, _ string) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		return false, errors.New("auth backend down")
+	}
+	l := httpengine.Must(store, httpengine.Limit(core.MustPolicy("api", core.FixedWindow, core.PerMinute(10)),
+		keyfuncs.ValidAPIKey("X-API-Key", valid)),
+		httpengine.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := request("192.0.2.1:1").WithContext(ctx)
+	r.Header.Set("X-API-Key", "k1")
+	serve(l, r, ok)
+	if out := logs.String(); strings.Contains(out, "level=ERROR") || !strings.Contains(out, "level=DEBUG") {
+		t.Fatalf("a request that ended while its key was checked:\n%s", out)
+	}
+	logs.Reset()
+	r = request("192.0.2.1:1")
+	r.Header.Set("X-API-Key", "k1")
+	serve(l, r, ok)
+	if out := logs.String(); !strings.Contains(out, "level=ERROR") || !strings.Contains(out, "auth backend down") {
+		t.Fatalf("a live request whose validator failed:\n%s", out)
+	}
+}

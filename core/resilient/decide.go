@@ -36,6 +36,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	if !s.closedFor(slot) {
 		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
+	s.handOver(ctx, &req, now)
 	var (
 		res core.Result
 		o   outcome
@@ -196,6 +197,9 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	slot := s.slots.of(&reqs[0])
 	if !s.closedFor(slot) {
 		return s.fallbackStack(ctx, reqs, results, ErrBreakerOpen, now, true)
+	}
+	for i := range reqs {
+		s.handOver(ctx, &reqs[i], now)
 	}
 	// The call may outlive this method (at the deadline), so it works on its own copies.
 	own := append([]core.Request(nil), reqs...)

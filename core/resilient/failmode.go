@@ -175,7 +175,7 @@ func (s *Store) grantedLease(req *core.Request, res *core.Result, local bool, no
 	if req.Policy.Algorithm() != core.Concurrency || !res.Allowed {
 		return
 	}
-	s.leases.add(leaseKey{req.Policy.ID(), req.Key, res.Lease}, local, now, req.Policy.Period())
+	s.leases.add(leaseKey{req.Policy.ID(), req.Key, res.Lease}, local, req.EffectiveCost(), now, req.Policy.Period())
 }
 
 // decidedInMemory marks res as decided by the local store: its DecidedAt is cleared.

@@ -1,0 +1,49 @@
+package resilient
+
+import (
+	"context"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
+
+// handOver gives the shared store, before it decides req, the concurrency leases
+// that Local mode granted on req's key and whose requests still run. The shared store
+// never saw them: without this it would admit its whole limit again on top of them
+// (4 in flight against a limit of 2). Each is acquired there under its own ID, so
+// that its release goes there, and released from the local store. A lease the shared
+// store refuses (the key is full) or that cannot be handed over now stays local, and
+// is offered again at the key's next decision. A request that ends during its
+// lease's hand-over releases it locally; the hand-over then releases what it took.
+// A hand-over whose call times out may leave the lease held on the shared store
+// until its timeout (fewer admissions, never more).
+func (s *Store) handOver(ctx context.Context, req *core.Request, now int64) {
+	if req.Policy.Algorithm() != core.Concurrency {
+		return
+	}
+	moving := s.leases.startMoving(req.Policy.ID(), req.Key, now)
+	for i, m := range moving {
+		k := leaseKey{req.Policy.ID(), req.Key, m.lease}
+		lease := core.Request{Policy: req.Policy, Key: req.Key, Cost: m.cost, Lease: m.lease}
+		var res core.Result
+		err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error {
+			var err error
+			res, err = s.shared.Decide(ctx, lease)
+			return err
+		})
+		taken := err == nil && res.Allowed
+		running := s.leases.moved(k, taken)
+		switch {
+		case taken && !running: // the request ended meanwhile, and released it locally
+			s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) })
+		case taken:
+			if q, err := s.degrade.policy(req.Policy); err == nil {
+				_ = s.local.Release(ctx, localRequest(lease, q), m.lease)
+			}
+		default: // the key is full or the store failed: the rest stay local too
+			for _, rest := range moving[i+1:] {
+				s.leases.moved(leaseKey{req.Policy.ID(), req.Key, rest.lease}, false)
+			}
+			return
+		}
+	}
+}

@@ -21,7 +21,7 @@ const shutdownTimeout = 10 * time.Second
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return
@@ -32,9 +32,10 @@ func main() {
 }
 
 // run parses args, serves until ctx ends and then shuts down gracefully. Logs go
-// to stdout as slog text.
-func run(ctx context.Context, args []string, stdout io.Writer) error {
-	cfg, err := parseFlags(args, stdout)
+// to stdout as slog text; a flag error and the usage go to stderr, never into the
+// log stream.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -47,6 +48,16 @@ func TestFlagsAreValidated(t *testing.T) {
 	}
 }
 
+// A flag error and the usage go to stderr: stdout is the log stream, which a
+// collector may parse line by line.
+func TestFlagErrorsStayOutOfTheLogStream(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-limit", "ten"}, &stdout, &stderr)
+	if err == nil || stdout.Len() != 0 || !strings.Contains(stderr.String(), "Usage of server") {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+}
+
 func TestConfigurationErrorsNameThePolicy(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -75,7 +86,7 @@ func TestRunServesAndShutsDownGracefully(t *testing.T) {
 	logs := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-router", "nethttp", "-log-level", "debug"}, logs)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-router", "nethttp", "-log-level", "debug"}, logs, io.Discard)
 	}()
 
 	addr := ""

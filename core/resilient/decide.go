@@ -100,17 +100,20 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // allowance cannot pay for it, and charges the shared store the difference. A charge
 // the shared store refuses (concurrent decisions spent some of it) is retried at what
 // the refusal says is left. The settlement ends once a charge lands (or nothing is
-// owed); a charge that fails is retried by the key's next admission.
+// owed); a charge that fails is retried by the key's next admission. When what
+// slow calls admitted does not fit in what the shared store has left, the shared
+// store admitted req with a unit those calls had already granted: req is refused,
+// and its charge stands for theirs.
 func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
 	owed, unsettled, short, local := s.debtOf(req, res, now)
 	if !local {
 		return
 	}
-	if short {
+	unpaid := s.charge(ctx, req, res, owed, unsettled, now)
+	if short || unpaid && res.Allowed {
 		res.Allowed = false
 		res.RetryAfter = emission(req)
 	}
-	s.charge(ctx, req, res, owed, unsettled, now)
 }
 
 // debtOf is what req's key owes the shared store after its answer res at now: what
@@ -143,9 +146,14 @@ func emission(req *core.Request) time.Duration {
 
 // charge charges the shared store owed for req's key, on top of its answer res, and
 // ends the key's settlement (see settle). unsettled is the part of owed that slow
-// calls admitted: when the charge fails, the key's next admission charges it.
-func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled, now int64) {
+// calls admitted: when the charge fails, the key's next admission charges it. It
+// reports whether the shared store took less than unsettled because it had less
+// left: then it granted units those calls had granted already. The rest of owed, the
+// local allowance's debt, only brings the shared store down to what that allowance
+// has left, and may fall short without granting anything twice.
+func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled, now int64) (unpaid bool) {
 	owed = min(owed, req.Policy.Capacity())
+	var landed int64
 	for attempt := 0; owed > 0 && attempt < 3; attempt++ {
 		charge := core.Request{Policy: req.Policy, Key: req.Key, Cost: owed}
 		var answer core.Result
@@ -156,16 +164,18 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 		})
 		if err != nil {
 			s.memo.addUnsettled(req, unsettled) // the key's next admission charges it
-			return
+			return false
 		}
 		if answer.Allowed {
 			res.Remaining = max(0, res.Remaining-owed)
+			landed = owed
 			break
 		}
 		owed = min(owed, answer.Remaining) // charge what is left
 		res.Remaining = 0
 	}
 	s.memo.settled(req, now)
+	return landed < unsettled
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter

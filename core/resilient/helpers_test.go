@@ -35,7 +35,7 @@ type fakeShared struct {
 	ignoreCtx bool
 	release   chan struct{}
 
-	afterDecide func() // when set, called after each Decide the store answered
+	afterDecide func() // when set, called after each Decide and DecideStack the store answered
 
 	calls    atomic.Int64 // Decide, DecideStack and Release calls that reached the store
 	closed   atomic.Bool
@@ -100,7 +100,14 @@ func (f *fakeShared) DecideStack(ctx context.Context, reqs []core.Request, resul
 	if err := f.enter(ctx); err != nil {
 		return false, err
 	}
-	return f.mem.DecideStack(ctx, reqs, results)
+	allowed, err := f.mem.DecideStack(ctx, reqs, results)
+	f.mu.Lock()
+	after := f.afterDecide
+	f.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	return allowed, err
 }
 
 func (f *fakeShared) Release(ctx context.Context, req core.Request, lease uint64) error {

@@ -9,23 +9,30 @@ import (
 // settleStack is settle for a stack the shared store answered with results (allowed:
 // all admitted and charged). Each Local member pays what its local allowance
 // admitted during an outage, and what slow calls admitted, as settle does for one
-// request. When a member's allowance cannot pay for the request, the stack is refused
-// as a whole, as it would have been in memory: what the shared store charged is given
-// back (but that member's charge, which its settlement counts on) where it can be (refunds, when it is a core.Refunder, and released leases; a
-// give-back that fails leaves a charge, which only admits less), the member that
-// cannot pay reports a Retry-After and the others report unspent. It returns whether
-// the stack stays admitted.
+// request. When a member's allowance cannot pay for the request, or what slow calls
+// admitted does not fit in what the shared store has left, the stack is refused as a
+// whole, as it would have been in memory: what the shared store charged is given
+// back, but that member's charge, which its settlement counts on, where it can be
+// (refunds, when it is a core.Refunder, and released leases; a give-back that fails
+// leaves a charge, which only admits less). The member that cannot pay reports a
+// Retry-After and the others report unspent. It returns whether the stack stays
+// admitted.
 func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []core.Result, allowed bool, now int64) bool {
 	// Every shared stack decision settles: arrays for the usual stack sizes keep it
 	// from allocating.
 	var owedOn, unsettledOn [8]int64
 	var localOn, shortOn [8]bool
 	owed, unsettled, local, short := owedOn[:0], unsettledOn[:0], localOn[:0], shortOn[:0]
-	refuse := -1
 	for i := range reqs {
 		o, u, sh, l := s.debtOf(&reqs[i], &results[i], now)
 		owed, unsettled, local, short = append(owed, o), append(unsettled, u), append(local, l), append(short, sh)
-		if sh && refuse < 0 {
+	}
+	refuse := -1
+	for i := range reqs {
+		if local[i] && s.charge(ctx, &reqs[i], &results[i], owed[i], unsettled[i], now) {
+			short[i] = true // the member's charge stands for what slow calls granted (see settle)
+		}
+		if short[i] && refuse < 0 {
 			refuse = i
 		}
 	}
@@ -40,11 +47,6 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 				continue
 			}
 			results[i].Remaining = min(results[i].Limit, results[i].Remaining+reqs[i].EffectiveCost())
-		}
-	}
-	for i := range reqs {
-		if local[i] {
-			s.charge(ctx, &reqs[i], &results[i], owed[i], unsettled[i], now)
 		}
 	}
 	return allowed

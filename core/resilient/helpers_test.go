@@ -86,13 +86,18 @@ func (f *fakeShared) Decide(ctx context.Context, req core.Request) (core.Result,
 		return core.Result{}, err
 	}
 	res, err := f.mem.Decide(ctx, req)
+	f.runAfterDecide()
+	return res, err
+}
+
+// runAfterDecide calls afterDecide, when set.
+func (f *fakeShared) runAfterDecide() {
 	f.mu.Lock()
 	after := f.afterDecide
 	f.mu.Unlock()
 	if after != nil {
 		after()
 	}
-	return res, err
 }
 
 func (f *fakeShared) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
@@ -101,12 +106,7 @@ func (f *fakeShared) DecideStack(ctx context.Context, reqs []core.Request, resul
 		return false, err
 	}
 	allowed, err := f.mem.DecideStack(ctx, reqs, results)
-	f.mu.Lock()
-	after := f.afterDecide
-	f.mu.Unlock()
-	if after != nil {
-		after()
-	}
+	f.runAfterDecide()
 	return allowed, err
 }
 

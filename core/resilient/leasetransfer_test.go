@@ -50,12 +50,20 @@ func TestLocalLeasesInFlightCountOnReturn(t *testing.T) {
 	if res, err := r.store.Decide(ctx, exportLease(5)); err != nil || res.Allowed {
 		t.Fatalf("leases 2 and 4 in flight: %+v, %v; want refused", res, err)
 	}
-	for _, lease := range []uint64{2, 4} {
+	bothSlotsFreeAfter(t, r, 2, 4)
+}
+
+// bothSlotsFreeAfter releases the leases in flight and checks that both slots of key
+// k are free: no slot is held by a request that ended.
+func bothSlotsFreeAfter(t *testing.T, r *rig, inFlight ...uint64) {
+	t.Helper()
+	ctx := context.Background()
+	for _, lease := range inFlight {
 		if err := r.store.Release(ctx, exportLease(lease), lease); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for lease := uint64(6); lease <= 7; lease++ {
+	for lease := uint64(100); lease <= 101; lease++ {
 		if res, err := r.store.Decide(ctx, exportLease(lease)); err != nil || !res.Allowed {
 			t.Fatalf("every lease ended: lease %d: %+v, %v; want admitted", lease, res, err)
 		}
@@ -68,34 +76,16 @@ func TestLocalLeasesInFlightCountOnReturn(t *testing.T) {
 func TestLocalLeaseEndingDuringItsHandOver(t *testing.T) {
 	r := backFromLocalLeases(t)
 	ctx := context.Background()
-	ended := false
-	r.shared.mu.Lock()
-	r.shared.afterDecide = func() {
-		if !ended {
-			ended = true
-			if err := r.store.Release(ctx, exportLease(1), 1); err != nil {
-				t.Error(err)
-			}
+	whileInFlight(r, func() { // during the hand-over of the key's leases
+		if err := r.store.Release(ctx, exportLease(1), 1); err != nil {
+			t.Error(err)
 		}
-	}
-	r.shared.mu.Unlock()
+	})
 	if res, err := r.store.Decide(ctx, exportLease(3)); err != nil || !res.Allowed {
 		t.Fatalf("lease 1 ended during its hand-over, lease 2 in flight: %+v, %v; want admitted", res, err)
 	}
-	r.shared.mu.Lock()
-	r.shared.afterDecide = nil
-	r.shared.mu.Unlock()
 	if res, err := r.store.Decide(ctx, exportLease(4)); err != nil || res.Allowed {
 		t.Fatalf("leases 2 and 3 in flight: %+v, %v; want refused", res, err)
 	}
-	for _, lease := range []uint64{2, 3} {
-		if err := r.store.Release(ctx, exportLease(lease), lease); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for lease := uint64(5); lease <= 6; lease++ {
-		if res, err := r.store.Decide(ctx, exportLease(lease)); err != nil || !res.Allowed {
-			t.Fatalf("every lease ended: lease %d: %+v, %v; want admitted (no slot held by an ended request)", lease, res, err)
-		}
-	}
+	bothSlotsFreeAfter(t, r, 2, 3)
 }

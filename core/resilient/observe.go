@@ -88,7 +88,7 @@ func (s *Store) breakerChanged(tr *transition, slot int) {
 	log := s.cfg.logger
 	which := "circuit breaker"
 	if slot >= 0 {
-		which = "circuit breaker of cluster slot " + strconv.Itoa(slot)
+		which = "circuit breaker of hash slot " + strconv.Itoa(slot) // a Cluster slot, or the same hashing on one server
 	}
 	switch {
 	case tr.to == BreakerOpen && tr.from == BreakerClosed:

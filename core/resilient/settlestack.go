@@ -18,21 +18,17 @@ import (
 // Retry-After and the others report unspent. It returns whether the stack stays
 // admitted.
 func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []core.Result, allowed bool, now int64) bool {
-	// Every shared stack decision settles: arrays for the usual stack sizes keep it
-	// from allocating.
-	var owedOn, unsettledOn [8]int64
-	var localOn, shortOn [8]bool
-	owed, unsettled, local, short := owedOn[:0], unsettledOn[:0], localOn[:0], shortOn[:0]
-	for i := range reqs {
-		o, u, sh, l := s.debtOf(&reqs[i], &results[i], now)
-		owed, unsettled, local, short = append(owed, o), append(unsettled, u), append(local, l), append(short, sh)
-	}
+	// Every shared stack decision settles: an array for the usual stack sizes keeps
+	// it from allocating.
+	var shortOn [8]bool
+	short := shortOn[:0]
 	refuse := -1
 	for i := range reqs {
-		if local[i] && s.charge(ctx, &reqs[i], &results[i], owed[i], unsettled[i], now) {
-			short[i] = true // the member's charge stands for what slow calls granted (see settle)
+		owed, unsettled, sh, local := s.debtOf(&reqs[i], &results[i], now)
+		if local && s.charge(ctx, &reqs[i], &results[i], owed, unsettled, now) {
+			sh = true // the member's charge stands for what slow calls granted (see settle)
 		}
-		if short[i] && refuse < 0 {
+		if short = append(short, sh); sh && refuse < 0 {
 			refuse = i
 		}
 	}

@@ -31,7 +31,7 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 		return nil, fmt.Errorf("redisstore: Dial: no address")
 	}
 	for _, addr := range addrs {
-		if err := checkAddress(addr); err != nil {
+		if err := CheckAddress(addr); err != nil {
 			return nil, fmt.Errorf("redisstore: Dial: bad address %q (want host:port): %w", addr, err)
 		}
 	}
@@ -50,10 +50,11 @@ func Dial(addrs []string, options ...Option) (*Store, error) {
 	return s, nil
 }
 
-// checkAddress reports why addr can never be dialled: it is not host:port, or its
-// port is neither a number from 1 to 65535 nor a service name. Whether the host
-// answers is for the first decision to find out.
-func checkAddress(addr string) error {
+// CheckAddress reports why addr can never be dialled, the check Dial makes of each
+// address: it is not host:port, or its port is neither a number from 1 to 65535
+// nor a service name. Whether the host answers is for the first decision to find
+// out. Use it to reject a configuration where it is read.
+func CheckAddress(addr string) error {
 	if strings.ContainsAny(addr, " ,") {
 		return errors.New("spaces or commas")
 	}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
@@ -133,7 +133,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 			if a = strings.TrimSpace(a); a == "" {
 				continue
 			}
-			if err := checkHostPort(a); err != nil {
+			if err := redisstore.CheckAddress(a); err != nil {
 				return config{}, fmt.Errorf("-redis-addrs %q: want host:port (%v)", a, err)
 			}
 			cfg.redisAddrs = append(cfg.redisAddrs, a)
@@ -183,23 +183,6 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		}
 	}
 	return cfg, nil
-}
-
-// checkHostPort reports why addr cannot be dialled: it has no port, or a port that
-// is neither a number from 1 to 65535 nor a service name. Whether the host answers
-// is for the store's start-up check to find out.
-func checkHostPort(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if port == "" {
-		return errors.New("no port")
-	}
-	if n, err := net.LookupPort("tcp", port); err != nil || n == 0 {
-		return fmt.Errorf("port %q is not a port", port)
-	}
-	return nil
 }
 
 // oneOf reports whether v is one of the "|"-separated values of allowed.

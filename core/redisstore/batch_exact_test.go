@@ -287,14 +287,6 @@ func keyDump(t *testing.T, client redis.UniversalClient, key string) (dump struc
 	if dump.ttl, err = client.PTTL(ctx, key).Result(); err != nil {
 		t.Fatal(err)
 	}
-	if typ, _ := client.Type(ctx, key).Result(); typ == "list" {
-		items, err := client.LRange(ctx, key, 0, -1).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dump.value = strings.Join(items, ",")
-		return dump
-	}
 	if dump.value, err = client.Get(ctx, key).Result(); err != nil {
 		t.Fatal(err)
 	}

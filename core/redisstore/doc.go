@@ -31,17 +31,19 @@
 // # Scripts
 //
 // The scripts are plain Lua files (lua/), one per algorithm, each readable top to
-// bottom with one state format: tokenbucket.lua ("tokens updated"), gcra.lua and
+// bottom. An algorithm is a pure function from its key's value, one string, to its
+// decision and the new value: tokenbucket.lua ("tokens updated"), gcra.lua and
 // leakybucket.lua (the TAT, "millis frac"), fixedwindow.lua ("window count"),
-// slidingwindow.lua ("window count previous"), slidinglog.lua (a list of "at",
-// "cost" pairs) and concurrency.lua (a list of "id expires cost" leases). A script
-// is common.lua (exact integer arithmetic and argument parsing), instant.lua for
-// GCRA and the leaky bucket (their fixed-point TAT), the files of the algorithms it
-// decides, and a driver: single.lua charges a single decision, in a script per
-// policy whose numbers it holds in its first line; stack.lua decides a stack, a
-// peek, a refund or a lease's release; batch.lua decides a batch of single
-// decisions. A state of another format, or a key of another type, is an error,
-// never a fresh start. docs/redis-scripts.md walks through each file.
+// slidingwindow.lua ("window count previous"), slidinglog.lua ("at cost" entries
+// joined by commas) and concurrency.lua ("id expires cost" leases joined by commas).
+// A script is common.lua (exact integer arithmetic, argument parsing, the write),
+// instant.lua for GCRA and the leaky bucket (their fixed-point TAT), the files of
+// the algorithms it decides, and a driver, which does every read and write:
+// single.lua charges a single decision, in a script per policy whose numbers it
+// holds in its first line; stack.lua decides a stack, a peek, a refund or a lease's
+// release; batch.lua decides a batch of single decisions. A state of another
+// format, or a key of another type, is an error, never a fresh start.
+// docs/redis-scripts.md walks through each file.
 //
 // # Batching
 //

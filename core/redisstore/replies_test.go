@@ -49,23 +49,13 @@ func TestWrongTypeAndForeignState(t *testing.T) {
 			}
 			ctx := context.Background()
 			for _, p := range ttlPolicies() {
-				list := p.Algorithm() == core.SlidingLog || p.Algorithm() == core.Concurrency
 				for _, c := range []struct {
 					name  string
 					plant func(key string) error
 				}{
-					{"WrongType", func(key string) error {
-						if list {
-							return client.Set(ctx, key, "1 2", 0).Err()
-						}
-						return client.RPush(ctx, key, "1", "2").Err()
-					}},
-					{"ForeignValue", func(key string) error {
-						if list {
-							return client.RPush(ctx, key, "garbage", "x", "y").Err()
-						}
-						return client.Set(ctx, key, "garbage", 0).Err()
-					}},
+					{"WrongType", func(key string) error { return client.RPush(ctx, key, "1", "2").Err() }},
+					{"ForeignValue", func(key string) error { return client.Set(ctx, key, "garbage", 0).Err() }},
+					{"ForeignEntries", func(key string) error { return client.Set(ctx, key, "1 2,,3 4 5", 0).Err() }},
 				} {
 					key := c.name + "-victim"
 					redisKey := store.Key(p, key)

@@ -1,54 +1,49 @@
--- fixedwindow.lua: the fixed window, core/internal/transition/fixedwindow.go. Windows are
--- [k × period, (k+1) × period); a request is admitted when count + cost <= limit.
+-- fixedwindow.lua: the fixed window, core/internal/transition/fixedwindow.go. Windows
+-- are [k × period, (k+1) × period); a request is admitted when count + cost <= limit.
 -- State "window count": the index k of the newest window seen and the cost admitted
--- in it. A missing key is an empty window.
+-- in it. A missing key is an empty window. The key expires when its window ends.
 
-local function load(key, p)
-  local v = redis.pcall('GET', key)
-  if not v then
-    return {}
-  elseif type(v) == 'table' then -- WRONGTYPE
-    return nil, v.err
-  end
-  local window, count = match(v, '^(%d+) (%d+)$')
-  if not window or count + 0 > p.limit or window * p.period > MAX_NOW then
+-- window reads a stored value: the window's index and count, or nil and an error.
+local function window(value, p)
+  local index, count = match(value, '^(%d+) (%d+)$')
+  if not index or count + 0 > p.limit or index * p.period > MAX_NOW then
     return nil, 'malformed state'
   end
-  return {window = window + 0, count = count + 0}
+  return index + 0, count + 0
 end
 
-local function step(st, p, now, charge)
-  local window, count = floordiv(now, p.period), 0
-  if st.window and st.window >= window then -- a clock that went back stays in the newest window
-    window, count = st.window, st.count
+local function step(value, p, now, charge)
+  local index, count = floordiv(now, p.period), 0
+  if value then
+    local stored, counted = window(value, p)
+    if not stored then
+      return nil, counted
+    elseif stored >= index then -- a clock that went back stays in the newest window
+      index, count = stored, counted
+    end
   end
-  local until_end = (window + 1) * p.period - now
+  local until_end = (index + 1) * p.period - now
   if count + p.cost > p.limit then
     return 0, p.limit - count, until_end, until_end, 0
   elseif not charge then
     return 0, p.limit - count, 0, until_end, 0
   end
   count = count + p.cost
-  return 1, p.limit - count, 0, until_end, 0, {window = window, count = count}
-end
-
--- commit writes a window, the change (a whole state); the key expires when the window
--- ends, plus the margin.
-local function commit(key, _, st, p, now, margin)
-  local ttl = (st.window + 1) * p.period - now + margin
-  redis.call('SET', key, format('%d %d', st.window, st.count), 'PX', format('%d', ttl > 1 and ttl or 1))
+  return 1, p.limit - count, 0, until_end, 0, format('%d %d', index, count), until_end
 end
 
 -- refund is transition.Refund: the cost comes out of the window that counted the
 -- charge, unless a later one has opened or that window has closed by now.
-local function refund(key, st, p, now, margin)
-  local w = floordiv(p.charged, p.period)
-  if w ~= st.window or floordiv(now, p.period) > w then
-    return st
+local function refund(value, p, now)
+  local charged = floordiv(p.charged, p.period)
+  local index, count = false, 0
+  if value then
+    index, count = window(value, p)
   end
-  local back = {window = w, count = math.max(st.count - p.cost, 0)}
-  commit(key, st, back, p, now, margin)
-  return back
+  if index ~= charged or floordiv(now, p.period) > charged then
+    return
+  end
+  return format('%d %d', index, math.max(count - p.cost, 0)), (index + 1) * p.period - now
 end
 
-algorithms.fw = {load = load, step = step, commit = commit, refund = refund, after = true}
+algorithms.fw = {step = step, refund = refund}

@@ -1,28 +1,30 @@
 -- gcra.lua: GCRA, core/internal/transition/gcra.go. It decides as the token bucket
 -- with one number of state: the theoretical arrival time (TAT), the instant at which
--- the bucket would be full again, "millis frac" (instant.lua's fixed-point instants).
--- A request of cost c is admitted when the TAT, moved on by c × unit, lies at most
--- the tolerance (capacity × unit) ahead of now. A missing key is a TAT long past: a
--- full bucket. A charge's change is the new TAT in units after now.
+-- the bucket would be full again, "millis frac" (instant.lua). A request of cost c is
+-- admitted when the TAT, moved on by c × unit, lies at most the tolerance
+-- (capacity × unit) ahead of now. A missing key is a TAT long past: a full bucket.
 
-local function step(tat, p, now, charge)
+local function step(value, p, now, charge)
   local unit, refill = p.unit, p.refill
   local tolerance, need = p.capacity * unit, p.cost * unit
-  local queued, far = units_ahead(tat, now, refill, tolerance)
+  local millis, frac, queued, far = ahead(value, refill, now, tolerance)
+  if not millis then
+    return nil, frac
+  end
   local refused = far or queued + need > tolerance
   if refused or not charge then
     local retry, remaining = 0, 0
     if refused then
-      retry = wait_until(tat, now, refill, tolerance - need)
+      retry = wait_until(millis, frac, now, refill, tolerance - need)
     end
     if not far then -- far looks at whole milliseconds: the queue may be past the tolerance
       remaining = floordiv(math.max(0, tolerance - queued), unit)
     end
-    return 0, remaining, retry, wait_until(tat, now, refill, 0), 0
+    return 0, remaining, retry, wait_until(millis, frac, now, refill, 0), 0
   end
   queued = queued + need -- at most tolerance: the divisions below need no sign care
-  return 1, floordiv(tolerance - queued, unit), 0, floordiv(queued + refill - 1, refill), 0, queued
+  return 1, floordiv(tolerance - queued, unit), 0, floordiv(queued + refill - 1, refill), 0,
+    after(now, queued, refill)
 end
 
-algorithms.gcra = {load = load_instant, step = step, commit = commit_instant, after = after_instant,
-  refund = refund_instant}
+algorithms.gcra = {step = step, refund = refund_instant}

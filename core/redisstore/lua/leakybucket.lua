@@ -1,23 +1,25 @@
--- leakybucket.lua: the leaky bucket (a queue), core/internal/transition/leakybucket.go. State: the TAT of
--- the queue, the instant its last request leaves, "millis frac" (instant.lua's
--- fixed-point instants). A request takes the slot s = max(now, TAT); it is admitted
--- when s - now is at most depth (capacity × unit) units away, waits s - now, and moves
--- the TAT to s + cost × unit. A missing key is an empty queue. A charge's change is
--- the new TAT in units after now.
+-- leakybucket.lua: the leaky bucket (a queue), core/internal/transition/leakybucket.go.
+-- State: the TAT of the queue, the instant its last request leaves, "millis frac"
+-- (instant.lua). A request takes the slot s = max(now, TAT); it is admitted when
+-- s - now is at most depth (capacity × unit) units away, waits s - now, and moves the
+-- TAT to s + cost × unit. A missing key is an empty queue.
 
-local function step(tat, p, now, charge)
+local function step(value, p, now, charge)
   local unit, refill = p.unit, p.refill
   local depth = p.capacity * unit
-  local queued, far = units_ahead(tat, now, refill, depth)
+  local millis, frac, queued, far = ahead(value, refill, now, depth)
+  if not millis then
+    return nil, frac
+  end
   local refused = far or queued > depth
   if refused or not charge then
     local retry, remaining = 0, 0
     if refused then
-      retry = wait_until(tat, now, refill, depth)
+      retry = wait_until(millis, frac, now, refill, depth)
     else
       remaining = floordiv(depth - queued, unit) + 1
     end
-    return 0, remaining, retry, wait_until(tat, now, refill, 0), 0
+    return 0, remaining, retry, wait_until(millis, frac, now, refill, 0), 0
   end
   local wait = queued
   queued = queued + p.cost * unit
@@ -25,8 +27,8 @@ local function step(tat, p, now, charge)
   if queued <= depth then
     remaining = floordiv(depth - queued, unit) + 1
   end
-  return 1, remaining, 0, ceildiv(queued, refill), ceildiv(wait, refill), queued
+  return 1, remaining, 0, floordiv(queued + refill - 1, refill), floordiv(wait + refill - 1, refill),
+    after(now, queued, refill)
 end
 
-algorithms.lb = {load = load_instant, step = step, commit = commit_instant, after = after_instant,
-  refund = refund_instant}
+algorithms.lb = {step = step, refund = refund_instant}

@@ -1,95 +1,92 @@
--- slidinglog.lua: the sliding log, core/internal/transition/slidinglog.go. A request is admitted when the
--- costs admitted in (now - period, now], plus its own, are at most the limit.
--- State: a list of the admitted requests as flat pairs "at", "cost", oldest first.
--- Requests admitted at one instant share one entry, which decides exactly as
--- separate entries would (they age out together). A missing key is an empty log.
+-- slidinglog.lua: the sliding log, core/internal/transition/slidinglog.go. A request is
+-- admitted when the costs admitted in (now - period, now], plus its own, are at most
+-- the limit. State: the admitted requests, oldest first, as "at cost" entries joined by
+-- commas. Requests admitted at one instant share one entry, which decides exactly as
+-- separate entries would (they age out together). A missing key is an empty log. The
+-- key expires when its newest entry ages out.
 
-local function load(key, p)
-  local flat = redis.pcall('LRANGE', key, 0, -1)
-  if flat.err then
-    return nil, flat.err
-  elseif #flat % 2 ~= 0 then
-    return nil, 'malformed state'
+-- entries reads a stored log: the texts, instants and costs of its entries, oldest
+-- first, and the sum of the costs; or nil and an error.
+local function entries(value)
+  local texts, at, cost, sum = {}, {}, {}, 0
+  if not value then
+    return texts, at, cost, 0
   end
-  local st = {at = {}, cost = {}, sum = 0}
-  for i = 1, #flat, 2 do
-    local at, cost = tonumber(flat[i]), tonumber(flat[i + 1])
-    if not at or not cost then
+  for text in string.gmatch(value .. ',', '([^,]*),') do
+    local instant, spent = match(text, '^(%d+) (%d+)$')
+    if not instant then
       return nil, 'malformed state'
     end
-    st.at[#st.at + 1], st.cost[#st.cost + 1] = at, cost
-    st.sum = st.sum + cost
+    local n = #texts + 1
+    texts[n], at[n], cost[n] = text, instant + 0, spent + 0
+    sum = sum + cost[n]
   end
-  return st
+  return texts, at, cost, sum
 end
 
-local function step(st, p, now, charge)
-  local n, sum = #st.at, st.sum
-  local instant = now
-  if n > 0 and st.at[n] > instant then -- a clock that went back logs at the newest entry
-    instant = st.at[n]
+local function step(value, p, now, charge)
+  local texts, at, cost, sum = entries(value)
+  if not texts then
+    return nil, at
+  end
+  local n, instant = #at, now
+  if n > 0 and at[n] > instant then -- a clock that went back logs at the newest entry
+    instant = at[n]
   end
   local drop = 0 -- the entries that have aged out
-  while drop < n and st.at[drop + 1] <= instant - p.period do
+  while drop < n and at[drop + 1] <= instant - p.period do
     drop = drop + 1
-    sum = sum - st.cost[drop]
+    sum = sum - cost[drop]
   end
   local refused = sum + p.cost > p.limit
   if refused or not charge then
     local retry, reset = 0, 0
     local freed, excess = 0, sum + p.cost - p.limit
     for i = drop + 1, n do
-      freed = freed + st.cost[i]
+      freed = freed + cost[i]
       if refused and freed >= excess then
-        retry = st.at[i] + p.period - now
+        retry = at[i] + p.period - now
         break
       end
     end
     if n > drop then
-      reset = st.at[n] + p.period - now
+      reset = at[n] + p.period - now
     end
     return 0, p.limit - sum, retry, reset, 0
   end
   sum = sum + p.cost
-  return 1, p.limit - sum, 0, instant + p.period - now, 0, {drop = drop, at = instant}
-end
-
--- commit drops the aged-out entries and appends the admitted request; the key
--- expires when that request ages out, plus the margin.
-local function commit(key, st, change, p, now, margin)
-  if change.drop > 0 then
-    redis.call('LTRIM', key, 2 * change.drop, -1)
+  -- The new log: the entries that have not aged out, then the request, in the newest
+  -- entry when it was logged at the same instant.
+  local kept, newest = n, format('%d %d', instant, p.cost)
+  if n > drop and at[n] == instant then
+    kept, newest = n - 1, format('%d %d', instant, cost[n] + p.cost)
   end
-  local n = #st.at
-  if n > change.drop and st.at[n] == change.at then
-    redis.call('LSET', key, -1, st.cost[n] + p.cost)
-  else
-    redis.call('RPUSH', key, change.at, p.cost)
-  end
-  local ttl = change.at + p.period - now + margin
-  redis.call('PEXPIRE', key, format('%d', ttl > 1 and ttl or 1))
+  local log = table.concat(texts, ',', drop + 1, kept)
+  local ttl = instant + p.period - now
+  return 1, p.limit - sum, 0, ttl, 0, log == '' and newest or log .. ',' .. newest, ttl
 end
 
 -- refund is transition.Refund (refundLog): the cost comes out of the entry logged
 -- when the charge was taken, while it is in the window; an emptied entry is removed.
-local function refund(key, st, p, now, margin)
-  local n = #st.at
-  local newest = n > 0 and math.max(now, st.at[n]) or now
+local function refund(value, p, now)
+  local texts, at, cost = entries(value)
+  if not texts then
+    return
+  end
+  local n = #at
+  local newest = n > 0 and math.max(now, at[n]) or now
   for i = n, 1, -1 do
-    if st.at[i] == p.charged and st.at[i] > newest - p.period then
-      local left = math.max(st.cost[i] - p.cost, 0)
-      st.sum, st.cost[i] = st.sum - (st.cost[i] - left), left
-      redis.call('LSET', key, 2 * i - 1, left > 0 and left or 'x')
-      if left == 0 then -- entries are flat pairs: mark both, then drop them
-        redis.call('LSET', key, 2 * i - 2, 'x')
-        redis.call('LREM', key, 2, 'x')
-        table.remove(st.at, i)
-        table.remove(st.cost, i)
+    if at[i] == p.charged and at[i] > newest - p.period then
+      local left = math.max(cost[i] - p.cost, 0)
+      if left > 0 then
+        texts[i] = format('%d %d', at[i], left)
+      else
+        table.remove(texts, i)
+        table.remove(at, i)
       end
-      break
+      return table.concat(texts, ','), #at > 0 and at[#at] + p.period - now or 0
     end
   end
-  return st
 end
 
-algorithms.log = {load = load, step = step, commit = commit, refund = refund}
+algorithms.log = {step = step, refund = refund}

@@ -1,22 +1,19 @@
--- slidingwindow.lua: the sliding window, core/internal/transition/slidingwindow.go. A request is admitted
--- when cur + ⌈prev × (period - elapsed) / period⌉ + cost <= limit, where cur and prev
--- are the costs admitted in the current and the previous window and elapsed is the
--- time since the current window began.
+-- slidingwindow.lua: the sliding window, core/internal/transition/slidingwindow.go. A
+-- request is admitted when cur + ⌈prev × (period - elapsed) / period⌉ + cost <= limit,
+-- where cur and prev are the costs admitted in the current and the previous window and
+-- elapsed is the time since the current window began.
 -- State "window count previous": the current window's index, its cost, and the cost
--- of the window before it. A missing key is two empty windows.
+-- of the window before it. A missing key is two empty windows. The key expires when
+-- its current window has stopped counting (the end of the next window).
 
-local function load(key, p)
-  local v = redis.pcall('GET', key)
-  if not v then
-    return {}
-  elseif type(v) == 'table' then -- WRONGTYPE
-    return nil, v.err
-  end
-  local window, count, previous = match(v, '^(%d+) (%d+) (%d+)$')
-  if not window or count + 0 > p.limit or previous + 0 > p.limit or window * p.period > MAX_NOW then
+-- windows reads a stored value: the window's index, its count and the previous
+-- window's, or nil and an error.
+local function windows(value, p)
+  local index, count, previous = match(value, '^(%d+) (%d+) (%d+)$')
+  if not index or count + 0 > p.limit or previous + 0 > p.limit or index * p.period > MAX_NOW then
     return nil, 'malformed state'
   end
-  return {window = window + 0, count = count + 0, previous = previous + 0}
+  return index + 0, count + 0, previous + 0
 end
 
 -- count_before is countBefore: ⌊count × e / period⌋ for 0 <= e <= period, computed
@@ -68,15 +65,20 @@ local function until_recovered(start, period, cur, prev, now)
   return 0
 end
 
-local function step(st, p, now, charge)
+local function step(value, p, now, charge)
   local period = p.period
-  local window, cur, prev = floordiv(now, period), 0, 0
-  if st.window and st.window >= window then -- a clock that went back stays in the newest window
-    window, cur, prev = st.window, st.count, st.previous
-  elseif st.window == window - 1 then
-    prev = st.count
+  local index, cur, prev = floordiv(now, period), 0, 0
+  if value then
+    local stored, count, previous = windows(value, p)
+    if not stored then
+      return nil, count
+    elseif stored >= index then -- a clock that went back stays in the newest window
+      index, cur, prev = stored, count, previous
+    elseif stored == index - 1 then
+      prev = count
+    end
   end
-  local start = window * period
+  local start = index * period
   local weighted = prev - count_before(prev, math.max(now - start, 0), period) -- ⌈prev × (period - elapsed) / period⌉
   local spare = p.limit - cur - p.cost
   if weighted > spare then
@@ -87,32 +89,27 @@ local function step(st, p, now, charge)
   end
   cur = cur + p.cost
   return 1, math.max(p.limit - cur - weighted, 0), 0, until_recovered(start, period, cur, prev, now), 0,
-    {window = window, count = cur, previous = prev}
-end
-
--- commit writes both windows, the change (a whole state); the key expires when the
--- current one has stopped counting (the end of the next window), plus the margin.
-local function commit(key, _, st, p, now, margin)
-  local ttl = (st.window + 2) * p.period - now + margin
-  redis.call('SET', key, format('%d %d %d', st.window, st.count, st.previous), 'PX', format('%d', ttl > 1 and ttl or 1))
+    format('%d %d %d', index, cur, prev), start + 2 * period - now
 end
 
 -- refund is transition.Refund: the cost comes out of the window that counted the
 -- charge, the state's or the previous one, while that window still weighs.
-local function refund(key, st, p, now, margin)
-  local w, current = floordiv(p.charged, p.period), floordiv(now, p.period)
-  local back = {window = st.window, count = st.count, previous = st.previous}
-  if not st.window then
-    return st
-  elseif w == st.window and current <= w + 1 then
-    back.count = math.max(st.count - p.cost, 0)
-  elseif w == st.window - 1 and current <= st.window then
-    back.previous = math.max(st.previous - p.cost, 0)
-  else
-    return st
+local function refund(value, p, now)
+  if not value then
+    return
   end
-  commit(key, st, back, p, now, margin)
-  return back
+  local index, count, previous = windows(value, p)
+  local charged, current = floordiv(p.charged, p.period), floordiv(now, p.period)
+  if not index then
+    return
+  elseif charged == index and current <= charged + 1 then
+    count = math.max(count - p.cost, 0)
+  elseif charged == index - 1 and current <= index then
+    previous = math.max(previous - p.cost, 0)
+  else
+    return
+  end
+  return format('%d %d %d', index, count, previous), (index + 2) * p.period - now
 end
 
-algorithms.sw = {load = load, step = step, commit = commit, refund = refund, after = true}
+algorithms.sw = {step = step, refund = refund}

@@ -14,7 +14,7 @@
 --           in refund mode the ms the charge was taken at (undo: now)
 -- Reply: now, 1 when every policy admitted, then per policy:
 --   allowed remaining retry_after_ms reset_after_ms delay_ms
--- Every argument is validated and every state read before the first write.
+-- Every argument is validated and every state read and checked before the first write.
 
 local n, mode = #KEYS, ARGV[1]
 local now, margin = arguments(ARGV[2], ARGV[3])
@@ -33,45 +33,63 @@ for i = 1, n do
 end
 if not now then
   return redis.error_reply('RATELIMIT malformed arguments: now')
-elseif mode == 'release' then
-  if n ~= 1 or not policies[1].alg.release then
-    return redis.error_reply('RATELIMIT malformed arguments: release')
-  end
-  return policies[1].alg.release(KEYS[1], policies[1])
+elseif mode == 'release' and (n ~= 1 or not policies[1].alg.release) then
+  return redis.error_reply('RATELIMIT malformed arguments: release')
 end
+
+-- Read every state. Refund and undo write before their step reads the state, so in
+-- those modes a peek checks every state first.
+local values = {}
 for i = 1, n do
-  local p, err = policies[i], nil
-  p.state, err = p.alg.load(KEYS[i], p)
-  if not p.state then
-    return redis.error_reply('RATELIMIT ' .. err)
+  local value = redis.pcall('GET', KEYS[i])
+  if type(value) == 'table' then -- WRONGTYPE
+    return redis.error_reply('RATELIMIT ' .. value.err)
   end
+  if mode ~= 'charge' and mode ~= 'peek' then
+    local ok, err = policies[i].alg.step(value, policies[i], now, false)
+    if not ok then
+      return redis.error_reply('RATELIMIT ' .. err)
+    end
+  end
+  values[i] = value
+end
+if mode == 'release' then
+  local found, write, ttl = policies[1].alg.release(values[1], policies[1], now)
+  if write then
+    put(KEYS[1], write, ttl, margin)
+  end
+  return {found}
 end
 
 -- The reply is sized for one policy at once: grown slot by slot, it rehashes four
 -- times (134.5k -> 131.8k server instructions per GCRA decision, cmd/servercost).
-local reply, all = {now, 1, 0, 0, 0, 0, 0}, 1
+local reply, all, writes, ttls = {now, 1, 0, 0, 0, 0, 0}, 1, {}, {}
 for i = 1, n do
-  local p = policies[i]
-  local state = p.state
-  if mode == 'undo' and p.alg.undo then
-    state = p.alg.undo(KEYS[i], state, p, now, margin)
-  elseif mode == 'refund' or mode == 'undo' then
-    state = p.alg.refund(KEYS[i], state, p, now, margin)
+  local p, at = policies[i], 2 + 5 * (i - 1)
+  if mode == 'refund' or mode == 'undo' then
+    local write, ttl = (mode == 'undo' and p.alg.undo or p.alg.refund)(values[i], p, now)
+    if write then
+      put(KEYS[i], write, ttl, margin)
+      values[i] = write ~= '' and write
+    end
   end
-  local at = 2 + 5 * (i - 1)
-  reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], p.change =
-    p.alg.step(state, p, now, mode == 'charge')
-  if not p.change then
+  local allowed
+  allowed, reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5], writes[i], ttls[i] =
+    p.alg.step(values[i], p, now, mode == 'charge')
+  if not allowed then
+    return redis.error_reply('RATELIMIT ' .. reply[at + 2])
+  end
+  reply[at + 1] = allowed
+  if not writes[i] then
     all = 0
   end
 end
 for i = 1, n do
-  local p = policies[i]
+  local p, at = policies[i], 2 + 5 * (i - 1)
   if all == 1 then
-    p.alg.commit(KEYS[i], p.state, p.change, p, now, margin)
-  elseif p.change then -- admitted alone, charged nothing: report it as a peek (transition.RefuseStack)
-    local at = 2 + 5 * (i - 1)
-    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = p.alg.step(p.state, p, now, false)
+    put(KEYS[i], writes[i], ttls[i], margin)
+  elseif writes[i] then -- admitted alone, charged nothing: report it as a peek (transition.RefuseStack)
+    reply[at + 1], reply[at + 2], reply[at + 3], reply[at + 4], reply[at + 5] = p.alg.step(values[i], p, now, false)
   end
 end
 reply[2] = all

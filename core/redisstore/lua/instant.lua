@@ -35,16 +35,17 @@ local function wait_until(millis, frac, now, refill, allowance)
 end
 
 -- after is the value of the instant units token units after now, and the ms until it
--- has passed (its TTL). A call of a script has one now, and at one now every key
--- whose bucket was full moves to the same instant, so after keeps its last answer: a
--- batch on per-user keys formats it once, not per key (42.0k -> 37.0k server
--- instructions per decision, cmd/servercost).
-local after_units, after_value, after_ttl
+-- has passed (its TTL). A call of a script has one now, and at one now every key of a
+-- policy whose bucket was full moves to the same instant, so after keeps its last
+-- answer, for its units and refill: a batch on per-user keys formats it once, not per
+-- key (42.0k -> 37.0k server instructions per decision, cmd/servercost).
+local after_units, after_refill, after_value, after_ttl
 local function after(now, units, refill)
-  if units ~= after_units then
+  if units ~= after_units or refill ~= after_refill then
     local whole = floordiv(units, refill)
     local frac = units - whole * refill
-    after_units, after_value, after_ttl = units, format('%d %d', now + whole, frac), whole + (frac > 0 and 1 or 0)
+    after_units, after_refill = units, refill
+    after_value, after_ttl = format('%d %d', now + whole, frac), whole + (frac > 0 and 1 or 0)
   end
   return after_value, after_ttl
 end

@@ -66,8 +66,11 @@ end
 -- Cluster slot), as Release would.
 local function undo(value, p, now)
   local texts, expires = leases(value)
+  if not texts then
+    return
+  end
   local taken = format('%s %d %d', p.lease, now + p.period, p.cost)
-  for i = 1, texts and #texts or 0 do
+  for i = 1, #texts do
     if texts[i] == taken then
       return without(texts, expires, i, now)
     end

@@ -23,7 +23,7 @@ local function step(value, p, now, charge)
     return 0, remaining, retry, wait_until(millis, frac, now, refill, 0), 0
   end
   queued = queued + need -- at most tolerance: the divisions below need no sign care
-  return 1, floordiv(tolerance - queued, unit), 0, floordiv(queued + refill - 1, refill), 0,
+  return 1, floordiv(tolerance - queued, unit), 0, ceildiv(queued, refill), 0,
     after(now, queued, refill)
 end
 

@@ -27,7 +27,7 @@ local function step(value, p, now, charge)
   if queued <= depth then
     remaining = floordiv(depth - queued, unit) + 1
   end
-  return 1, remaining, 0, floordiv(queued + refill - 1, refill), floordiv(wait + refill - 1, refill),
+  return 1, remaining, 0, ceildiv(queued, refill), ceildiv(wait, refill),
     after(now, queued, refill)
 end
 

@@ -45,7 +45,7 @@ for i = 1, n do
   if type(value) == 'table' then -- WRONGTYPE
     return redis.error_reply('RATELIMIT ' .. value.err)
   end
-  if mode ~= 'charge' and mode ~= 'peek' then
+  if mode == 'refund' or mode == 'undo' then
     local ok, err = policies[i].alg.step(value, policies[i], now, false)
     if not ok then
       return redis.error_reply('RATELIMIT ' .. err)
@@ -55,7 +55,9 @@ for i = 1, n do
 end
 if mode == 'release' then
   local found, write, ttl = policies[1].alg.release(values[1], policies[1], now)
-  if write then
+  if not found then
+    return redis.error_reply('RATELIMIT ' .. write)
+  elseif write then
     put(KEYS[1], write, ttl, margin)
   end
   return {found}

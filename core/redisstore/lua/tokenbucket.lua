@@ -18,7 +18,7 @@ local function level(value, p, now)
   if tokens > full or updated > MAX_NOW then
     return nil, 'malformed state'
   elseif now > updated then
-    if now - updated >= floordiv(full - tokens + p.refill - 1, p.refill) then
+    if now - updated >= ceildiv(full - tokens, p.refill) then
       tokens = full
     else
       tokens = tokens + (now - updated) * p.refill
@@ -41,15 +41,15 @@ local function step(value, p, now, charge)
   if tokens < need or not charge then
     local retry, reset = 0, 0
     if tokens < need then
-      retry = behind + floordiv(need - tokens + refill - 1, refill)
+      retry = behind + ceildiv(need - tokens, refill)
     end
     if tokens < full then
-      reset = behind + floordiv(full - tokens + refill - 1, refill)
+      reset = behind + ceildiv(full - tokens, refill)
     end
     return 0, floordiv(tokens, p.unit), retry, reset, 0
   end
   tokens = tokens - need
-  local reset = behind + floordiv(full - tokens + refill - 1, refill)
+  local reset = behind + ceildiv(full - tokens, refill)
   return 1, floordiv(tokens, p.unit), 0, reset, 0, format('%d %d', tokens, updated), reset
 end
 
@@ -65,7 +65,7 @@ local function refund(value, p, now)
     return
   end
   tokens = math.min(full, tokens + p.cost * p.unit)
-  return format('%d %d', tokens, updated), updated - now + floordiv(full - tokens + p.refill - 1, p.refill)
+  return format('%d %d', tokens, updated), updated - now + ceildiv(full - tokens, p.refill)
 end
 
 algorithms.tb = {step = step, refund = refund}

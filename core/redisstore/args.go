@@ -125,12 +125,11 @@ func (s *Store) stackArgs(sha any, mode string, now int64, reqs []core.Request, 
 }
 
 // singleArgs are the arguments of one EVALSHA of a single-decision script
-// (lua/single.lua): the command, the SHA, the key, the instant, the TTL margin, the
-// request's cost and its lease.
-func (s *Store) singleArgs(sha any, now int64, req *core.Request, key string) []any {
-	var lease any = 0 // unused but by the concurrency limiter: spare boxing it
+// (lua/single.lua): the command, the SHA, the key, the instant and the request's cost,
+// then its lease for the concurrency limiter only (the script holds the TTL margin).
+func singleArgs(sha any, now int64, req *core.Request, key string) []any {
 	if req.Policy.Algorithm() == core.Concurrency {
-		lease = req.Lease
+		return []any{"evalsha", sha, 1, key, instantArg(now), req.EffectiveCost(), req.Lease}
 	}
-	return []any{"evalsha", sha, 1, key, instantArg(now), s.margin, req.EffectiveCost(), lease}
+	return []any{"evalsha", sha, 1, key, instantArg(now), req.EffectiveCost()}
 }

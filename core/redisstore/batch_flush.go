@@ -17,8 +17,19 @@ type batchCmd struct {
 	calls   []*batchCall
 	script  *script
 	batched bool // script is a batch script (lua/batch.lua)
+	single  bool // script is a single-decision script (lua/single.lua)
 	args    []any
-	cmd     *redis.IntSliceCmd
+	cmd     redis.Cmder // a *redis.StringCmd for a single-decision script, else a *redis.IntSliceCmd
+}
+
+// newCmd builds c's command from its arguments: single-decision scripts reply with a
+// string, the others with integers.
+func (c *batchCmd) newCmd(ctx context.Context) {
+	if c.single {
+		c.cmd = redis.NewStringCmd(ctx, c.args...)
+	} else {
+		c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+	}
 }
 
 // batchGroup is what one call of a batch script may decide together: one algorithm
@@ -43,7 +54,7 @@ func (b *batcher) flush(calls []*batchCall) {
 	for _, c := range cmds {
 		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
 			c.args[0], c.args[1] = "eval", c.script.source
-			c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+			c.newCmd(ctx)
 			again = append(again, c)
 		}
 	}
@@ -107,12 +118,12 @@ func (b *batcher) commands(ctx context.Context, calls []*batchCall) []*batchCmd 
 	for i, group := range groups {
 		c := &batchCmd{calls: group}
 		if call := group[0]; len(group) == 1 {
-			c.script, c.args = s.aloneCommand(call.req, call.key, call.now)
+			c.script, c.args, c.single = s.aloneCommand(call.req, call.key, call.now)
 		} else {
 			c.script, c.batched = s.scripts.batch[call.req.Policy.Algorithm()], true
 			c.args = s.batchArgs(c.script.sha, group)
 		}
-		c.cmd = redis.NewIntSliceCmd(ctx, c.args...)
+		c.newCmd(ctx)
 		cmds[i] = c
 	}
 	return cmds
@@ -152,7 +163,7 @@ func (b *batcher) answer(c *batchCmd) {
 		var results [1]core.Result
 		if err := c.cmd.Err(); err != nil {
 			call.answer(core.Result{}, wrapError(call.ctx, reqs[:], err))
-		} else if _, _, err := parseDecision(c.cmd.Val(), reqs[:], results[:]); err != nil {
+		} else if err := c.parseAlone(reqs[:], results[:]); err != nil {
 			call.answer(core.Result{}, unexpectedReply(reqs[:], err))
 		} else {
 			c.script.loaded.Store(true)
@@ -166,7 +177,7 @@ func (b *batcher) answer(c *batchCmd) {
 		}
 		return
 	}
-	now, entries, err := splitBatchReply(c.cmd.Val(), len(c.calls))
+	now, entries, err := splitBatchReply(c.cmd.(*redis.IntSliceCmd).Val(), len(c.calls))
 	if err != nil {
 		for _, call := range c.calls {
 			call.answer(core.Result{}, unexpectedReply([]core.Request{call.req}, err))
@@ -176,6 +187,15 @@ func (b *batcher) answer(c *batchCmd) {
 	for i, call := range c.calls {
 		call.answer(batchDecision(call, now, entries[i]))
 	}
+}
+
+// parseAlone reads the reply of c's one decision, as Store.Decide does.
+func (c *batchCmd) parseAlone(reqs []core.Request, results []core.Result) error {
+	if c.single {
+		return parseSingle(c.cmd.(*redis.StringCmd).Val(), &reqs[0], &results[0])
+	}
+	_, _, err := parseDecision(c.cmd.(*redis.IntSliceCmd).Val(), reqs, results)
+	return err
 }
 
 // batchDecision reads one decision's entry of a batch reply, decided at now, as

@@ -39,8 +39,8 @@
 // A script is common.lua (exact integer arithmetic, argument parsing, the write),
 // instant.lua for GCRA and the leaky bucket (their fixed-point TAT), the files of
 // the algorithms it decides, and a driver, which does every read and write:
-// single.lua charges a single decision, in a script per policy whose numbers it
-// holds in its first line; stack.lua decides a stack, a peek, a refund or a lease's
+// single.lua charges a single decision, in a script per policy whose numbers (and
+// the store's TTL margin) it holds in its first line; stack.lua decides a stack, a peek, a refund or a lease's
 // release; batch.lua decides a batch of single decisions. A state of another
 // format, or a key of another type, is an error, never a fresh start.
 // docs/redis-scripts.md walks through each file.

@@ -43,6 +43,46 @@ func FuzzParseDecision(f *testing.F) {
 	})
 }
 
+// FuzzParseSingle feeds arbitrary strings to the parser of single-decision replies: it
+// must never panic, and whatever it accepts must be a well-formed decision made of the
+// reply's six numbers, in their order.
+func FuzzParseSingle(f *testing.F) {
+	for _, seed := range []string{
+		"1767225600000 1 4 0 200 0", "1767225600000 0 0 100 1000 0", "1767225600000 1 5 0 200 100",
+		"", " ", "1 1 1 1 1", "1767225600000 1 4 0 200 0 ", "-0 1 4 0 200 0", "+1 1 4 0 200 0",
+		"1767225600000 1 -4 0 200 0", "01767225600000 1 4 0 200 0",
+	} {
+		f.Add(seed)
+	}
+	policy := core.MustPolicy("fuzz", core.LeakyBucket, core.PerSecond(5))
+	f.Fuzz(func(t *testing.T, reply string) {
+		req := core.Request{Policy: policy, Key: "k"}
+		var r core.Result
+		if err := parseSingle(reply, &req, &r); err != nil {
+			return
+		}
+		if r.RetryAfter < 0 || r.ResetAfter < 0 || r.Delay < 0 || r.Allowed && r.RetryAfter != 0 ||
+			r.Policy != "fuzz" || r.Limit != policy.Capacity() || r.Remaining > policy.Capacity()+1 || r.DecidedAt.UnixMilli() < 0 {
+			t.Fatalf("accepted %q as %+v", reply, r)
+		}
+		allowed := 0
+		if r.Allowed {
+			allowed = 1
+		}
+		read := []int64{r.DecidedAt.UnixMilli(), int64(allowed), r.Remaining,
+			r.RetryAfter.Milliseconds(), r.ResetAfter.Milliseconds(), r.Delay.Milliseconds()}
+		fields := strings.Split(reply, " ")
+		if len(fields) != len(read) {
+			t.Fatalf("accepted %q, which has %d fields", reply, len(fields))
+		}
+		for i, field := range fields {
+			if n, err := strconv.ParseInt(field, 10, 64); err != nil || n != read[i] {
+				t.Fatalf("accepted %q as %v", reply, read)
+			}
+		}
+	})
+}
+
 // FuzzDecideArguments runs the stack script of every algorithm with arbitrary arguments (the fuzzed
 // string split at spaces, with '|' standing for a space inside an argument): it
 // answers with a RATELIMIT error or a reply the parser accepts, and an error writes
@@ -78,7 +118,7 @@ func FuzzDecideArguments(f *testing.F) {
 		f.Add(seed)
 	}
 	server, client := newFuzzRedis(f)
-	source := loadScripts().mixed.source
+	source := loadScripts(1000).mixed.source
 	f.Fuzz(func(t *testing.T, line string) {
 		server.FlushAll()
 		fields := strings.Split(line, " ")
@@ -164,7 +204,7 @@ func FuzzBatchArguments(f *testing.F) {
 	server, client := newFuzzRedis(f)
 	sources := make([]string, 0, len(core.Algorithms))
 	for _, a := range core.Algorithms {
-		sources = append(sources, loadScripts().batch[a].source)
+		sources = append(sources, loadScripts(1000).batch[a].source)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		fields := strings.Split(line, " ")

@@ -172,8 +172,9 @@ func TestCrossSlotReply(t *testing.T) {
 	checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
 }
 
-// TestMalformedReplies feeds replies of the wrong shape to the store: each one is an
-// error naming the policy, never an admission, never a panic.
+// TestMalformedReplies feeds replies of the wrong shape to the store, to a single
+// decision (whose script replies with a string) and to a stack (integers): each one is
+// an error naming the policy, never an admission, never a panic.
 func TestMalformedReplies(t *testing.T) {
 	replies := map[string]any{
 		"Empty":                 []int64{},
@@ -192,6 +193,18 @@ func TestMalformedReplies(t *testing.T) {
 		"Nil":                   nil,
 		"Status":                "OK",
 		"Integer":               int64(4<<27 + 200),
+		"StringShort":           "1767225600000 1 4 0 200",
+		"StringLong":            "1767225600000 1 4 0 200 0 7",
+		"StringAllowedIsTwo":    "1767225600000 2 4 0 200 0",
+		"StringNegativeRetry":   "1767225600000 0 4 -5 200 0",
+		"StringAdmittedRetry":   "1767225600000 1 4 10 200 0",
+		"StringAboveLimit":      "1767225600000 1 99 0 200 0",
+		"StringNegativeInstant": "-1 1 4 0 200 0",
+		"StringFloat":           "1767225600000 1 4 0 2e2 0",
+		"StringDoubleSpace":     "1767225600000 1  4 0 200 0",
+		"StringTrailingSpace":   "1767225600000 1 4 0 200 0 ",
+		"StringOverflow":        "1767225600000 1 4 0 99999999999999999999 0",
+		"StringEmpty":           "",
 	}
 	for _, p := range []core.Policy{
 		core.MustPolicy("malformed", core.TokenBucket, core.PerSecond(5)),
@@ -207,29 +220,49 @@ func TestMalformedReplies(t *testing.T) {
 				}
 				res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
 				checkFailure(t, res, err, redisstore.ErrUnexpectedReply, p.Name())
+				second := core.MustPolicy(p.Name()+"-second", p.Algorithm(), core.PerSecond(5))
+				results := make([]core.Result, 2)
+				allowed, err := store.DecideStack(context.Background(), []core.Request{{Policy: p, Key: "k"}, {Policy: second, Key: "k"}}, results)
+				checkFailure(t, core.Result{Allowed: allowed}, err, redisstore.ErrUnexpectedReply, p.Name())
 			})
 		}
 	}
 }
 
 // TestWellFormedReply feeds a well-formed admission to the store through the hook that
-// TestMalformedReplies uses: it reads as that admission.
+// TestMalformedReplies uses, as a single decision's string and as a stack's integers:
+// each reads as that admission.
 func TestWellFormedReply(t *testing.T) {
 	p := core.MustPolicy("well-formed", core.TokenBucket, core.PerSecond(5))
-	client := newMiniredisClient(t)
-	client.AddHook(replyHook{reply: []int64{1767225600000, 1, 1, 4, 0, 200, 0}})
-	store, err := redisstore.New(client)
+	single, err := redisstore.New(hookedClient(t, "1767225600000 1 4 0 200 0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
+	res, err := single.Decide(context.Background(), core.Request{Policy: p, Key: "k"})
 	if err != nil || !res.Allowed || res.Remaining != 4 || res.ResetAfter != 200*time.Millisecond || res.Limit != 5 {
-		t.Fatalf("got %+v, %v; want an admission with 4 remaining, reset in 200ms", res, err)
+		t.Fatalf("single: got %+v, %v; want an admission with 4 remaining, reset in 200ms", res, err)
+	}
+	stack, err := redisstore.New(hookedClient(t, []int64{1767225600000, 1, 1, 4, 0, 200, 0, 1, 3, 0, 400, 0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := core.MustPolicy("well-formed-second", core.TokenBucket, core.PerSecond(5))
+	results := make([]core.Result, 2)
+	allowed, err := stack.DecideStack(context.Background(), []core.Request{{Policy: p, Key: "k"}, {Policy: second, Key: "k"}}, results)
+	if err != nil || !allowed || results[0].Remaining != 4 || results[1].Remaining != 3 || results[1].ResetAfter != 400*time.Millisecond {
+		t.Fatalf("stack: got %v %+v, %v; want admissions with 4 and 3 remaining", allowed, results, err)
 	}
 }
 
+// hookedClient is a client on a miniredis whose script calls all answer reply.
+func hookedClient(t *testing.T, reply any) *redis.Client {
+	client := newMiniredisClient(t)
+	client.AddHook(replyHook{reply: reply})
+	return client
+}
+
 // replyHook answers every script call itself: with err, or with reply, as a server
-// would: integers ([]int64) become an array of integers.
+// would: integers ([]int64) become an array of integers, a string a bulk string.
 type replyHook struct {
 	err   error
 	reply any
@@ -247,7 +280,15 @@ func (h replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			return h.err
 		}
 		ints, isInts := h.reply.([]int64)
+		text, isText := h.reply.(string)
 		switch c := cmd.(type) {
+		case *redis.StringCmd:
+			if !isText {
+				err := fmt.Errorf("redis: can't parse %T as a string", h.reply)
+				c.SetErr(err)
+				return err
+			}
+			c.SetVal(text)
 		case *redis.IntSliceCmd:
 			if !isInts {
 				err := fmt.Errorf("redis: can't parse %T as an array of integers", h.reply)

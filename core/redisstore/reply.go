@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -38,6 +40,33 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 		return 0, false, fmt.Errorf("stack allowed %d disagrees with its policies", all)
 	}
 	return now, all == 1, nil
+}
+
+// singleFields is how many numbers a single-decision script's reply holds: now, then
+// the fields of its one policy.
+const singleFields = 1 + fieldsPerResult
+
+// parseSingle checks the reply of a single-decision script (lua/single.lua), "now
+// allowed remaining retry_after_ms reset_after_ms delay_ms", and fills result for req.
+// A reply of another shape is an error, never an admission.
+func parseSingle(reply string, req *core.Request, result *core.Result) error {
+	var f [singleFields]int64
+	rest := reply
+	for i := range f {
+		field, tail, found := strings.Cut(rest, " ")
+		if found == (i == len(f)-1) {
+			return fmt.Errorf("reply %.80q: want %d numbers", reply, singleFields)
+		}
+		n, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return fmt.Errorf("reply %.80q: want %d numbers", reply, singleFields)
+		}
+		f[i], rest = n, tail
+	}
+	if f[0] < 0 || f[0] >= maxReplyValue || !fillResult(req, f[0], f[1], f[2], f[3], f[4], f[5], result) {
+		return fmt.Errorf("policy %q: fields %v", req.Policy.Name(), f)
+	}
+	return nil
 }
 
 // fillResult checks one policy's fields of a reply, decided at now, and, when they

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"embed"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,11 +51,12 @@ type scripts struct {
 	singles *singleCache
 }
 
-func loadScripts() scripts {
+// loadScripts builds the scripts of a store whose TTL margin is marginMs.
+func loadScripts(marginMs int64) scripts {
 	s := scripts{
 		stack:   make(map[core.Algorithm]*script, len(core.Algorithms)),
 		batch:   make(map[core.Algorithm]*script, len(core.Algorithms)),
-		singles: &singleCache{},
+		singles: &singleCache{marginMs: marginMs},
 	}
 	all := []string{"common.lua", "instant.lua"}
 	for _, a := range core.Algorithms {
@@ -67,13 +69,15 @@ func loadScripts() scripts {
 	return s
 }
 
-// policyMark is where lua/single.lua takes its policy's algorithm and numbers.
+// policyMark is where lua/single.lua takes its policy's algorithm and numbers and the
+// store's TTL margin.
 const policyMark = "${POLICY}"
 
-// singleSource is the source of p's single-decision script: its algorithm's files,
-// then lua/single.lua with p's algorithm code and numbers written in place of
-// policyMark, as a spec holds them (policySpec), with a 0 for a missing third number.
-func singleSource(p *core.Policy) string {
+// singleSource is the source of p's single-decision script for a store whose TTL
+// margin is marginMs: its algorithm's files, then lua/single.lua with p's algorithm
+// code and numbers written in place of policyMark, as a spec holds them (policySpec),
+// with a 0 for a missing third number, and then the margin.
+func singleSource(p *core.Policy, marginMs int64) string {
 	fields := strings.Fields(policySpec(p))
 	values := "'" + fields[0] + "'"
 	for i := 1; i <= 3; i++ {
@@ -83,6 +87,7 @@ func singleSource(p *core.Policy) string {
 		}
 		values += ", " + number
 	}
+	values += ", " + strconv.FormatInt(marginMs, 10)
 	driver := strings.Replace(mustRead("single.lua"), policyMark, values, 1)
 	return concat(filesOf(p.Algorithm())...) + driver
 }
@@ -91,8 +96,9 @@ func singleSource(p *core.Policy) string {
 // policy ID. Beyond maxCachedPolicies (policies computed per request) a single
 // decision runs the stack script instead.
 type singleCache struct {
-	scripts sync.Map // string -> *script
-	size    atomic.Int64
+	marginMs int64    // the store's TTL margin, written into each script
+	scripts  sync.Map // string -> *script
+	size     atomic.Int64
 }
 
 // get is p's single-decision script, or nil when the cache is full.
@@ -103,7 +109,7 @@ func (c *singleCache) get(p *core.Policy) *script {
 	if c.size.Load() >= maxCachedPolicies {
 		return nil
 	}
-	s, loaded := c.scripts.LoadOrStore(p.ID(), newScript(singleSource(p)))
+	s, loaded := c.scripts.LoadOrStore(p.ID(), newScript(singleSource(p, c.marginMs)))
 	if !loaded {
 		c.size.Add(1)
 	}

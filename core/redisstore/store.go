@@ -71,7 +71,7 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		hashTag: cfg.hashTag,
 		margin:  cfg.margin.Milliseconds(),
 		split:   cfg.splitStacks,
-		scripts: loadScripts(),
+		scripts: loadScripts(cfg.margin.Milliseconds()),
 		closers: cfg.closers,
 	}
 	switch client.(type) {
@@ -123,12 +123,16 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, now int64) (core.Result, error) {
 	reqs := [1]core.Request{req}
 	var results [1]core.Result
-	script, args := s.aloneCommand(req, key, now)
-	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
+	script, args, single := s.aloneCommand(req, key, now)
+	if !single {
+		_, _, err := s.runStack(ctx, script, args, reqs[:], results[:])
+		return results[0], err
+	}
+	reply, err := evalScript(ctx, s.client, script, args, redis.NewStringCmd)
 	if err != nil {
 		return core.Result{}, wrapError(ctx, reqs[:], err)
 	}
-	if _, _, err := parseDecision(reply.Val(), reqs[:], results[:]); err != nil {
+	if err := parseSingle(reply.Val(), &reqs[0], &results[0]); err != nil {
 		return core.Result{}, unexpectedReply(reqs[:], err)
 	}
 	script.loaded.Store(true)
@@ -136,21 +140,21 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 }
 
 // aloneCommand is the script and arguments that charge req alone: its policy's
-// single-decision script, sent as EVAL until a call of it has succeeded (which loads
-// it in the same round trip), or the stack script once the store holds
-// maxCachedPolicies single-decision scripts.
-func (s *Store) aloneCommand(req core.Request, key string, now int64) (*script, []any) {
-	single := s.scripts.singles.get(&req.Policy)
-	if single == nil {
+// single-decision script (single is true), sent as EVAL until a call of it has
+// succeeded (which loads it in the same round trip), or the stack script once the
+// store holds maxCachedPolicies single-decision scripts.
+func (s *Store) aloneCommand(req core.Request, key string, now int64) (script *script, args []any, single bool) {
+	cached := s.scripts.singles.get(&req.Policy)
+	if cached == nil {
 		reqs := []core.Request{req}
 		script := s.scripts.stackFor(reqs)
-		return script, s.stackArgs(script.sha, modeCharge, now, reqs, []string{key})
+		return script, s.stackArgs(script.sha, modeCharge, now, reqs, []string{key}), false
 	}
-	args := s.singleArgs(single.sha, now, &req, key)
-	if !single.loaded.Load() {
-		args[0], args[1] = "eval", single.source
+	args = singleArgs(cached.sha, now, &req, key)
+	if !cached.loaded.Load() {
+		args[0], args[1] = "eval", cached.source
 	}
-	return single, args
+	return cached, args, true
 }
 
 // DecideStack applies the requests as one all-or-nothing decision. When their keys

@@ -133,3 +133,37 @@ func scanTTLs(t *testing.T, client redis.UniversalClient, prefix string) map[str
 	}
 	return ttls
 }
+
+// TestSingleDecisionKeepsItsStoresMargin: the single-decision scripts hold their
+// store's TTL margin, so two stores on one server with one policy and different
+// margins each write their own.
+func TestSingleDecisionKeepsItsStoresMargin(t *testing.T) {
+	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
+		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
+		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			client := client(t)
+			p := core.MustPolicy("margin", core.GCRA, core.PerSecond(10))
+			ctx := context.Background()
+			for _, margin := range []time.Duration{time.Millisecond, time.Hour} {
+				prefix := uniquePrefix()
+				store, err := redisstore.New(client, redisstore.WithPrefix(prefix), redisstore.WithExpiryMargin(margin))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := store.Decide(ctx, core.Request{Policy: p, Key: "k"}); err != nil {
+					t.Fatal(err)
+				}
+				keys, err := client.Keys(ctx, prefix+"*").Result()
+				if err != nil || len(keys) != 1 {
+					t.Fatalf("margin %v: keys %v, %v; want one", margin, keys, err)
+				}
+				ttl, err := client.PTTL(ctx, keys[0]).Result()
+				if err != nil || ttl <= 0 || ttl > 100*time.Millisecond+margin || ttl < margin-time.Minute {
+					t.Fatalf("margin %v: TTL %v, %v; want the 100ms GCRA needs to recover plus the margin", margin, ttl, err)
+				}
+			}
+		})
+	}
+}

@@ -1,24 +1,29 @@
 -- single.lua: the single-decision driver, the hot path of Store.Decide. It charges
 -- one request exactly as stack.lua charges a stack of one, in a script made for one
--- policy: scripts.go (singleSource) writes the policy's algorithm and numbers into
--- the line below, as a spec holds them ("tb unit refill capacity" for the buckets,
--- "fw limit period" and a 0 for the others), and nothing else differs between the
--- scripts of two policies. It spares parsing a spec and walking stack.lua's loops.
-local code, x, y, z = ${POLICY}
+-- policy and one store: scripts.go (singleSource) writes the policy's algorithm and
+-- numbers into the line below, as a spec holds them ("tb unit refill capacity" for the
+-- buckets, "fw limit period" and a 0 for the others), then the store's TTL margin in
+-- ms; nothing else differs between two single-decision scripts. It spares parsing a
+-- spec and walking stack.lua's loops.
+local code, x, y, z, margin = ${POLICY}
 --
--- KEYS[1] is the policy's state. ARGV: now margin cost lease (as stack.lua reads them).
--- Reply: as stack.lua's for one policy: now, allowed, then allowed remaining
--- retry_after_ms reset_after_ms delay_ms.
+-- KEYS[1] is the policy's state. ARGV: now cost, then the lease for the concurrency
+-- limiter only (as stack.lua reads them).
+-- Reply: one string, "now allowed remaining retry_after_ms reset_after_ms delay_ms".
+-- Each argument and reply element costs the server a Lua string, a table slot and
+-- their garbage: sending the margin in the script and one formatted string back,
+-- rather than seven integers, took a GCRA decision from 96.9k to 90.7k server
+-- instructions on one hot key, 94.6k to 87.8k on per-user keys (cmd/servercost).
 
 local p
 if code == 'tb' or code == 'gcra' or code == 'lb' then
-  p = {unit = x, refill = y, capacity = z, cost = tonumber(ARGV[3]), lease = ARGV[4]}
+  p = {unit = x, refill = y, capacity = z, cost = tonumber(ARGV[2]), lease = ''}
 else
-  p = {limit = x, period = y, capacity = x, cost = tonumber(ARGV[3]), lease = ARGV[4]}
+  p = {limit = x, period = y, capacity = x, cost = tonumber(ARGV[2]), lease = ARGV[3] or ''}
 end
-local now, margin = arguments(ARGV[1], ARGV[2])
+local now = arguments(ARGV[1], margin)
 local cost, lease = p.cost, p.lease
-if #ARGV ~= 4 or not now or not margin or not cost or cost % 1 ~= 0 or cost < 1 or cost > p.capacity
+if #ARGV ~= (code == 'cc' and 3 or 2) or not now or not cost or cost % 1 ~= 0 or cost < 1 or cost > p.capacity
     or #lease > 20 or (code == 'cc' and not match(lease, '^%d+$')) then
   return redis.error_reply('RATELIMIT malformed arguments')
 end
@@ -32,4 +37,4 @@ if not allowed then
 elseif write then
   put(KEYS[1], write, ttl, margin)
 end
-return {now, allowed, allowed, remaining, retry, reset, delay}
+return format('%d %d %d %d %d %d', now, allowed, remaining, retry, reset, delay)

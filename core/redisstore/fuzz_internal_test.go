@@ -20,6 +20,7 @@ func FuzzParseDecision(f *testing.F) {
 	f.Add(int64(1767225600000), int64(0), int64(0), int64(0), int64(100), int64(1000), int64(0), 0)
 	f.Add(int64(-1), int64(2), int64(1), int64(-4), int64(-1), int64(1<<62), int64(-9), 3)
 	f.Add(int64(0), int64(0), int64(1), int64(4), int64(0), int64(200), int64(0), 1)
+	f.Add(int64(0), int64(0), int64(0), int64(0), int64(10_000_000_000_000), int64(0), int64(0), 0) // a wait past time.Duration
 	policy := core.MustPolicy("fuzz", core.LeakyBucket, core.PerSecond(5))
 	f.Fuzz(func(t *testing.T, now, all, allowed, remaining, retry, reset, delay int64, trim int) {
 		reply := []int64{now, all, allowed, remaining, retry, reset, delay}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func parseSingle(reply string, req *core.Request, result *core.Result) error {
 func fillResult(req *core.Request, now, admitted, remaining, retry, reset, delay int64, result *core.Result) bool {
 	p := &req.Policy
 	if admitted < 0 || admitted > 1 || remaining > p.Capacity()+1 || -remaining >= maxReplyValue ||
-		!inRange(retry) || !inRange(reset) || !inRange(delay) || admitted == 1 && retry != 0 {
+		!isDuration(retry) || !isDuration(reset) || !isDuration(delay) || admitted == 1 && retry != 0 {
 		return false
 	}
 	*result = core.Result{
@@ -93,4 +94,10 @@ func fillResult(req *core.Request, now, admitted, remaining, retry, reset, delay
 	return true
 }
 
-func inRange(v int64) bool { return v >= 0 && v < maxReplyValue }
+// maxDurationMs is the longest time.Duration in whole milliseconds: a reply's waits
+// beyond it would overflow into negative durations.
+const maxDurationMs = int64(math.MaxInt64 / time.Millisecond)
+
+// isDuration reports whether v ms is a wait a reply may hold: not negative, and a
+// time.Duration.
+func isDuration(v int64) bool { return v >= 0 && v <= maxDurationMs }

@@ -12,8 +12,8 @@ local code, x, y, z, margin = ${POLICY}
 -- Reply: one string, "now allowed remaining retry_after_ms reset_after_ms delay_ms".
 -- Each argument and reply element costs the server a Lua string, a table slot and
 -- their garbage: sending the margin in the script and one formatted string back,
--- rather than seven integers, took a GCRA decision from 96.9k to 90.7k server
--- instructions on one hot key, 94.6k to 87.8k on per-user keys (cmd/servercost).
+-- rather than seven integers, took a GCRA decision from 96.9k to 90.4k server
+-- instructions on one hot key, 94.6k to 87.7k on per-user keys (cmd/servercost).
 
 local p
 if code == 'tb' or code == 'gcra' or code == 'lb' then

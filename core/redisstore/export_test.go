@@ -18,3 +18,7 @@ func FixedWindowState(p core.Policy, state string) (window, count int64, err err
 	_, err = fmt.Sscanf(state, "%d %d", &window, &count)
 	return window, count, err
 }
+
+// NewFuzzRedis is newFuzzRedis for the external tests: a miniredis and a client on
+// it, both closed with f.
+var NewFuzzRedis = newFuzzRedis

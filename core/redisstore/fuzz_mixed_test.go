@@ -2,12 +2,9 @@ package redisstore_test
 
 import (
 	"context"
-	"sync/atomic"
+	"fmt"
 	"testing"
 	"time"
-
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/internal/transition"
@@ -30,27 +27,10 @@ func FuzzMixedPoliciesMatchStep(f *testing.F) {
 	f.Add(uint8(2), uint8(3), uint32(5), uint32(7), uint32(500), uint32(1000), []byte{0, 1, 2, 0, 1, 1, 200, 1, 2, 0, 1, 0})
 	f.Add(uint8(4), uint8(5), uint32(2), uint32(3), uint32(60000), uint32(2000), []byte{0, 1, 2, 0, 1, 0, 255, 1, 3, 0, 2, 2})
 	f.Add(uint8(6), uint8(1), uint32(2), uint32(5), uint32(800), uint32(1000), []byte{0, 1, 2, 0, 1, 0, 0, 1, 3, 90, 1, 2})
-	server := miniredis.NewMiniRedis()
-	if err := server.Start(); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(server.Close)
-	client := redis.NewClient(&redis.Options{Addr: server.Addr()})
-	f.Cleanup(func() { client.Close() })
-	var ms atomic.Int64
-	clock := redisstore.WithClock(func() time.Time { return time.UnixMilli(ms.Load()) })
-	alone, err := redisstore.New(client, redisstore.WithPrefix("alone:"), clock)
-	if err != nil {
-		f.Fatal(err)
-	}
-	batched, err := redisstore.New(client, redisstore.WithPrefix("batched:"), clock, batching)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { batched.Close() })
+	stores := newFuzzStores(f)
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, alg0, alg1 uint8, limit0, limit1, period0, period1 uint32, trace []byte) {
-		server.FlushAll()
+		stores.server.FlushAll()
 		policies := [2]core.Policy{}
 		for i, spec := range []struct {
 			alg           uint8
@@ -78,28 +58,15 @@ func FuzzMixedPoliciesMatchStep(f *testing.F) {
 		var batch []core.Request
 		var want []core.Result
 		flush := func() {
-			if len(batch) == 0 {
-				return
-			}
-			got, errs := redisstore.FlushBatch(batched, ctx, batch)
-			for i := range batch {
-				if errs[i] != nil || got[i] != want[i] {
-					t.Fatalf("%v, batched decision %d of %d at %d (%+v): got %+v %v, want %+v", policies, i+1, len(batch), now, batch[i], got[i], errs[i], want[i])
-				}
-			}
+			stores.checkBatch(t, ctx, batch, want, fmt.Sprint(policies))
 			batch, want = batch[:0], want[:0]
 		}
 		for i := 0; i+2 < len(trace) && i < 3*64; i += 3 {
-			switch step := int64(trace[i]); {
-			case step == 0: // the same instant
-			case step < 128:
+			if trace[i] != 0 { // jumps are by the first policy's period
 				flush()
-				now += step * step
-			default: // a jump ahead or back, by up to three of the first policy's periods
-				flush()
-				now += (step - 192) * 3 * policies[0].PeriodMillis() / 64
+				now = advance(now, trace[i], policies[0].PeriodMillis())
 			}
-			ms.Store(now)
+			stores.ms.Store(now)
 			op, key := trace[i+1], []string{"a", "b"}[trace[i+2]%2]
 			cost := int64(trace[i+2] / 2)
 			if op%3 == 2 { // a stack of both policies on key
@@ -112,7 +79,7 @@ func FuzzMixedPoliciesMatchStep(f *testing.F) {
 				wantResults := make([]core.Result, 2)
 				next, wantAllowed := transition.StepStack([]transition.State{states[names[0]], states[names[1]]}, reqs, now, wantResults)
 				states[names[0]], states[names[1]] = next[0], next[1]
-				for _, store := range []*redisstore.Store{alone, batched} {
+				for _, store := range []*redisstore.Store{stores.alone, stores.batched} {
 					got := make([]core.Result, 2)
 					allowed, err := store.DecideStack(ctx, reqs, got)
 					if err != nil || allowed != wantAllowed || got[0] != wantResults[0] || got[1] != wantResults[1] {
@@ -128,7 +95,7 @@ func FuzzMixedPoliciesMatchStep(f *testing.F) {
 			if res.Allowed {
 				states[name] = next
 			}
-			got, err := alone.Decide(ctx, req)
+			got, err := stores.alone.Decide(ctx, req)
 			if err != nil || got != res {
 				t.Fatalf("%v, step %d at %d (%+v): got %+v %v, want %+v", policies, i/3, now, req, got, err, res)
 			}

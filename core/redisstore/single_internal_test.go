@@ -117,3 +117,38 @@ func TestParseSingle(t *testing.T) {
 		}
 	}
 }
+
+// TestSingleDecisionBeyondTheScriptCache: once a store holds maxCachedPolicies
+// single-decision scripts, a new policy's single decision runs the stack script,
+// alone and in a batch of one, and reads its reply as the single script's would be.
+func TestSingleDecisionBeyondTheScriptCache(t *testing.T) {
+	server := miniredis.RunT(t)
+	client := redis.NewClient(&redis.Options{Addr: server.Addr()})
+	t.Cleanup(func() { client.Close() })
+	for _, options := range [][]Option{nil, {WithBatching(DefaultBatchWindow, DefaultMaxBatch)}} {
+		server.FlushAll()
+		store, err := New(client, options...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store.scripts.singles.size.Store(maxCachedPolicies)
+		p := core.MustPolicy("uncached", core.GCRA, core.PerSecond(5))
+		req := core.Request{Policy: p, Key: "k"}
+		if store.scripts.singles.get(&p) != nil {
+			t.Fatal("a full cache took a new policy's script")
+		}
+		for want := int64(4); want >= 3; want-- {
+			var res core.Result
+			if store.batch == nil {
+				res, err = store.Decide(context.Background(), req)
+			} else {
+				results, errs := FlushBatch(store, context.Background(), []core.Request{req})
+				res, err = results[0], errs[0]
+			}
+			if err != nil || !res.Allowed || res.Remaining != want || res.Policy != "uncached" {
+				t.Fatalf("batching %v: got %+v, %v; want an admission with %d remaining", store.batch != nil, res, err, want)
+			}
+		}
+		store.Close()
+	}
+}

@@ -139,22 +139,22 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 	return results[0], nil
 }
 
-// aloneCommand is the script and arguments that charge req alone: its policy's
-// single-decision script (single is true), sent as EVAL until a call of it has
-// succeeded (which loads it in the same round trip), or the stack script once the
-// store holds maxCachedPolicies single-decision scripts.
-func (s *Store) aloneCommand(req core.Request, key string, now int64) (script *script, args []any, single bool) {
-	cached := s.scripts.singles.get(&req.Policy)
-	if cached == nil {
+// aloneCommand is the script and arguments that charge req alone, and whether the
+// script is a single-decision one: its policy's single-decision script, sent as EVAL
+// until a call of it has succeeded (which loads it in the same round trip), or the
+// stack script once the store holds maxCachedPolicies single-decision scripts.
+func (s *Store) aloneCommand(req core.Request, key string, now int64) (*script, []any, bool) {
+	single := s.scripts.singles.get(&req.Policy)
+	if single == nil {
 		reqs := []core.Request{req}
-		script := s.scripts.stackFor(reqs)
-		return script, s.stackArgs(script.sha, modeCharge, now, reqs, []string{key}), false
+		stack := s.scripts.stackFor(reqs)
+		return stack, s.stackArgs(stack.sha, modeCharge, now, reqs, []string{key}), false
 	}
-	args = singleArgs(cached.sha, now, &req, key)
-	if !cached.loaded.Load() {
-		args[0], args[1] = "eval", cached.source
+	args := singleArgs(single.sha, now, &req, key)
+	if !single.loaded.Load() {
+		args[0], args[1] = "eval", single.source
 	}
-	return cached, args, true
+	return single, args, true
 }
 
 // DecideStack applies the requests as one all-or-nothing decision. When their keys

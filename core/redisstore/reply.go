@@ -54,12 +54,9 @@ func parseSingle(reply string, req *core.Request, result *core.Result) error {
 	var f [singleFields]int64
 	rest := reply
 	for i := range f {
-		field, tail, found := strings.Cut(rest, " ")
-		if found == (i == len(f)-1) {
-			return fmt.Errorf("reply %.80q: want %d numbers", reply, singleFields)
-		}
+		field, tail, more := strings.Cut(rest, " ")
 		n, err := strconv.ParseInt(field, 10, 64)
-		if err != nil {
+		if err != nil || more == (i == len(f)-1) { // a space after each number but the last
 			return fmt.Errorf("reply %.80q: want %d numbers", reply, singleFields)
 		}
 		f[i], rest = n, tail

@@ -19,14 +19,11 @@ const maxFallbackLeases = 100_000
 type leaseBook struct {
 	mu      sync.Mutex
 	leases  map[leaseKey]leaseEntry
-	local   map[keyOf]map[uint64]struct{} // the local leases of each key
-	nLocal  atomic.Int64                  // how many local leases the book holds
-	swept   int64                         // ns: last sweep
-	timeout int64                         // ns: the longest lease timeout seen, the sweep interval
+	local   map[preKey]map[uint64]struct{} // the local leases of each key
+	nLocal  atomic.Int64                   // how many local leases the book holds
+	swept   int64                          // ns: last sweep
+	timeout int64                          // ns: the longest lease timeout seen, the sweep interval
 }
-
-// keyOf names a policy's key: the policy ID and the key.
-type keyOf struct{ policy, key string }
 
 type leaseKey struct {
 	policy, key string // policy ID, key
@@ -41,7 +38,7 @@ type leaseEntry struct {
 }
 
 func newLeaseBook() *leaseBook {
-	return &leaseBook{leases: map[leaseKey]leaseEntry{}, local: map[keyOf]map[uint64]struct{}{}}
+	return &leaseBook{leases: map[leaseKey]leaseEntry{}, local: map[preKey]map[uint64]struct{}{}}
 }
 
 // add remembers a lease of cost granted at now for timeout.
@@ -62,7 +59,7 @@ func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Du
 	}
 	b.leases[k] = leaseEntry{expires: now + int64(timeout), cost: cost, local: local}
 	if local {
-		of := keyOf{k.policy, k.key}
+		of := preKey{k.policy, k.key}
 		if b.local[of] == nil {
 			b.local[of] = map[uint64]struct{}{}
 		}
@@ -77,7 +74,7 @@ func (b *leaseBook) forget(k leaseKey, e leaseEntry) {
 	if !e.local {
 		return
 	}
-	of := keyOf{k.policy, k.key}
+	of := preKey{k.policy, k.key}
 	delete(b.local[of], k.lease)
 	if len(b.local[of]) == 0 {
 		delete(b.local, of)
@@ -114,7 +111,7 @@ func (b *leaseBook) startMoving(policy, key string, now int64) []movingLease {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var moving []movingLease
-	for lease := range b.local[keyOf{policy, key}] {
+	for lease := range b.local[preKey{policy, key}] {
 		k := leaseKey{policy, key, lease}
 		if e := b.leases[k]; !e.moving && now < e.expires {
 			e.moving = true

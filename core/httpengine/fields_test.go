@@ -147,6 +147,9 @@ func TestLegacyFieldsAndNoFields(t *testing.T) {
 
 	none := httpengine.Must(store, stack, httpengine.WithFields(httpengine.NoFields))
 	w = serve(none, request("192.0.2.1:1000", "X-Key", "a"), ok)
+	if w.Code != http.StatusOK || w.Header().Get("RateLimit") != "" {
+		t.Fatalf("status %d, RateLimit %q: want 200 and no fields", w.Code, w.Header().Get("RateLimit"))
+	}
 	w = serve(none, request("192.0.2.1:1000", "X-Key", "a"), ok)
 	if w.Code != http.StatusTooManyRequests {
 		t.Fatalf("status %d, want 429", w.Code)

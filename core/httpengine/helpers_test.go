@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
@@ -145,14 +144,4 @@ func (s *releaseSpy) Release(ctx context.Context, req core.Request, lease uint64
 	return s.Store.Release(ctx, req, lease)
 }
 
-func mustPolicy(t testing.TB, p core.Policy, err error) core.Policy {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 var errBackend = errors.New("dial tcp 10.1.2.3:6379: connection refused")
-
-const second = time.Second

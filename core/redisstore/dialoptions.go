@@ -7,12 +7,10 @@ import (
 )
 
 // The client settings of Dial: a decision against a dead or stuck server ends within
-// about dialDecisionBound, instead of go-redis's defaults (5 dial attempts 100ms
-// apart, 3 command retries with backoff, 3s reads: 1.65s per decision against a
-// refused port, more against a stuck one).
+// about 250 ms, instead of go-redis's defaults (5 dial attempts 100ms apart, 3 command
+// retries with backoff, 3s reads: 1.65s per decision against a refused port, more
+// against a stuck one).
 const (
-	// dialDecisionBound is what one decision may take against a dead server.
-	dialDecisionBound = 250 * time.Millisecond
 	// dialTimeout bounds establishing a connection.
 	dialTimeout = 100 * time.Millisecond
 	// dialIOTimeout bounds each read and write; the caller's ctx deadline, when

@@ -30,9 +30,6 @@ const (
 	KindPermanent ErrorKind = "permanent"
 )
 
-// transient reports whether the failure mode decides after an error of kind k.
-func (k ErrorKind) transient() bool { return k != KindPermanent }
-
 // outcome is how one shared-store call ended, for the breaker and the failure modes.
 type outcome int
 

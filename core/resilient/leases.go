@@ -140,10 +140,3 @@ func (b *leaseBook) moved(k leaseKey, taken bool) bool {
 	}
 	return true
 }
-
-// len is how many leases the book holds.
-func (b *leaseBook) len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.leases)
-}

@@ -411,15 +411,3 @@ func localKeyName(key string, gen uint64) string {
 	}
 	return key + "\x1f" + strconv.FormatUint(gen, 10)
 }
-
-// len is how many keys the memo holds.
-func (m *memo) len() int {
-	n := 0
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		n += len(sh.entries)
-		sh.mu.Unlock()
-	}
-	return n
-}

@@ -54,7 +54,6 @@ func acquireLease(s *State, p *params, now, cost int64, id uint64, charge bool, 
 	r.Lease = id
 	r.ResetAfter = millis(p.periodMs)
 	*s = State{Seen: true, Leases: leases}
-	return
 }
 
 // ReleaseLease removes the lease with the given ID, if it is still held. It reuses

@@ -28,5 +28,4 @@ func stepFixedWindow(s *State, p *params, now, cost int64, charge bool, r *core.
 	r.Allowed = true
 	r.Remaining = p.limit - count
 	s.Seen, s.Window, s.Count = true, window, count // a fixed window's state has no other fields set
-	return
 }

@@ -26,5 +26,4 @@ func stepGCRA(s *State, p *params, now, cost int64, charge bool, r *core.Result)
 	r.Remaining = quotient(tolerance-queued, p.unit)
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
 	s.Seen, s.TAT = true, fixedAfter(now, queued, p.refill) // GCRA's state has no other fields set
-	return
 }

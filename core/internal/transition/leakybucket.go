@@ -30,5 +30,4 @@ func stepLeakyBucket(s *State, p *params, now, cost int64, charge bool, r *core.
 	}
 	r.ResetAfter = millis(ceilDiv(queued, p.refill))
 	s.Seen, s.TAT = true, fixedAfter(now, queued, p.refill) // a leaky bucket's state has no other fields set
-	return
 }

@@ -45,5 +45,4 @@ func stepSlidingLog(s *State, p *params, now, cost int64, charge bool, r *core.R
 	r.Remaining = p.limit - sum
 	r.ResetAfter = millis(at + p.periodMs - now)
 	*s = State{Seen: true, Log: log, Count: sum}
-	return
 }

@@ -47,7 +47,6 @@ func stepSlidingWindow(s *State, p *params, now, cost int64, charge bool, r *cor
 	if s.Previous != prev {
 		s.Previous = prev // only when the window moves: stores may keep Previous off the hot cache line
 	}
-	return
 }
 
 // countBefore is ⌊count×e/period⌋ for 0 <= e <= period, computed as ch×e + ⌊cl×e/period⌋

@@ -35,7 +35,6 @@ func stepTokenBucket(s *State, p *params, now, cost int64, charge bool, r *core.
 	r.Remaining = quotient(level, p.unit)
 	r.ResetAfter = millis(behind + ceilDiv(full-level, p.refill))
 	s.Seen, s.Tokens, s.Updated = true, level, updated // a bucket's state has no other fields set
-	return
 }
 
 // refillTokenBucket brings a seen bucket's level up to now.

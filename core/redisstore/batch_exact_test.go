@@ -17,18 +17,18 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
-// batchClients are the servers the batch tests run on.
-var batchClients = map[string]func(testing.TB) redis.UniversalClient{
-	"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
-	"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
-	"Cluster":   func(t testing.TB) redis.UniversalClient { return clusterClient(t) },
-	"Ring": func(t testing.TB) redis.UniversalClient {
+// batchClients are the servers the batch tests run on: testClients(true) and a
+// Ring of two servers.
+var batchClients = func() map[string]func(testing.TB) redis.UniversalClient {
+	clients := testClients(true)
+	clients["Ring"] = func(t testing.TB) redis.UniversalClient {
 		a, b := redistest.StartServer(t), redistest.StartServer(t)
 		ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr, "b": b.Addr}, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { ring.Close() })
 		return ring
-	},
-}
+	}
+	return clients
+}()
 
 // batchedAndAlone are two stores on client at one injected clock: one with batching,
 // one without, under prefixes of their own.

@@ -29,7 +29,7 @@ type batchEntry struct {
 // of an error message, then its bytes. A reply of another shape is an error, and
 // then no entry is returned.
 func splitBatchReply(reply []int64, n int) (now int64, entries []batchEntry, err error) {
-	if len(reply) == 0 || reply[0] < 0 || reply[0] >= maxReplyValue {
+	if len(reply) == 0 || !isInstant(reply[0]) {
 		return 0, nil, fmt.Errorf("batch reply of %d integers does not begin with an instant", len(reply))
 	}
 	now, entries = reply[0], make([]batchEntry, n)

@@ -21,6 +21,19 @@ func clusterClient(t testing.TB) *redis.ClusterClient {
 	return client
 }
 
+// testClients are the servers a test runs on, by name: a miniredis and a real
+// redis-server, and a 3-master Cluster when withCluster.
+func testClients(withCluster bool) map[string]func(testing.TB) redis.UniversalClient {
+	clients := map[string]func(testing.TB) redis.UniversalClient{
+		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
+		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
+	}
+	if withCluster {
+		clients["Cluster"] = func(t testing.TB) redis.UniversalClient { return clusterClient(t) }
+	}
+	return clients
+}
+
 func TestConformanceRedis(t *testing.T) {
 	storetest.Run(t, newStoreOn(standaloneClient(t)))
 }

@@ -37,10 +37,7 @@ func checkFailure(t *testing.T, res core.Result, err error, want error, policy s
 // not write, where the store keeps state: every algorithm reports an error naming the
 // policy, and writes nothing.
 func TestWrongTypeAndForeignState(t *testing.T) {
-	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
-		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
-		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
-	} {
+	for name, client := range testClients(false) {
 		t.Run(name, func(t *testing.T) {
 			client := client(t)
 			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()))
@@ -281,19 +278,20 @@ func (h replyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		ints, isInts := h.reply.([]int64)
 		text, isText := h.reply.(string)
+		cannotParse := func(as string) error { // what go-redis answers for a reply of another type
+			err := fmt.Errorf("redis: can't parse %T as %s", h.reply, as)
+			cmd.SetErr(err)
+			return err
+		}
 		switch c := cmd.(type) {
 		case *redis.StringCmd:
 			if !isText {
-				err := fmt.Errorf("redis: can't parse %T as a string", h.reply)
-				c.SetErr(err)
-				return err
+				return cannotParse("a string")
 			}
 			c.SetVal(text)
 		case *redis.IntSliceCmd:
 			if !isInts {
-				err := fmt.Errorf("redis: can't parse %T as an array of integers", h.reply)
-				c.SetErr(err)
-				return err
+				return cannotParse("an array of integers")
 			}
 			c.SetVal(ints)
 		case *redis.Cmd:

@@ -16,6 +16,10 @@ const fieldsPerResult = 5
 // maxReplyValue bounds every integer of a reply: the scripts compute below 2^53.
 const maxReplyValue = int64(1) << 53
 
+// isInstant reports whether v may be the instant (ms since the epoch) a reply says
+// its script decided at.
+func isInstant(v int64) bool { return v >= 0 && v < maxReplyValue }
+
 // parseDecision checks the stack script's reply (lua/stack.lua) and fills results for reqs. It
 // reports the instant the script decided at and whether every policy admitted. A
 // reply of another shape is an error naming the policies; it never yields an
@@ -25,7 +29,7 @@ func parseDecision(reply []int64, reqs []core.Request, results []core.Result) (n
 		return 0, false, fmt.Errorf("%d integers for %d policies", len(reply), len(reqs))
 	}
 	now, all := reply[0], reply[1]
-	if now < 0 || now >= maxReplyValue || all < 0 || all > 1 {
+	if !isInstant(now) || all < 0 || all > 1 {
 		return 0, false, fmt.Errorf("now %d, allowed %d", now, all)
 	}
 	every := true
@@ -61,7 +65,7 @@ func parseSingle(reply string, req *core.Request, result *core.Result) error {
 		}
 		f[i], rest = n, tail
 	}
-	if f[0] < 0 || f[0] >= maxReplyValue || !fillResult(req, f[0], f[1], f[2], f[3], f[4], f[5], result) {
+	if !isInstant(f[0]) || !fillResult(req, f[0], f[1], f[2], f[3], f[4], f[5], result) {
 		return fmt.Errorf("policy %q: fields %v", req.Policy.Name(), f)
 	}
 	return nil

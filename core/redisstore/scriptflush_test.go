@@ -15,11 +15,7 @@ import (
 // TestScriptFlushDuringTraffic flushes the script cache of every server while 16
 // goroutines decide: EVALSHA meets NOSCRIPT and falls back to EVAL, without errors.
 func TestScriptFlushDuringTraffic(t *testing.T) {
-	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
-		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
-		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
-		"Cluster":   func(t testing.TB) redis.UniversalClient { return clusterClient(t) },
-	} {
+	for name, client := range testClients(true) {
 		t.Run(name, func(t *testing.T) {
 			client := client(t)
 			store, err := redisstore.New(client, redisstore.WithPrefix(uniquePrefix()))

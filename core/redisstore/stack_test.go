@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -21,11 +19,7 @@ import (
 // Cluster the three keys lie in different slots, so this exercises charge-and-refund
 // under contention.
 func TestLoginStackAllOrNothingConcurrently(t *testing.T) {
-	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
-		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
-		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
-		"Cluster":   func(t testing.TB) redis.UniversalClient { return clusterClient(t) },
-	} {
+	for name, client := range testClients(true) {
 		t.Run(name, func(t *testing.T) {
 			client := client(t)
 			clock := storetest.NewClock()

@@ -48,11 +48,7 @@ func longestTTL(p core.Policy, margin time.Duration) time.Duration {
 // TestEveryKeyHasTTL sends traffic through every algorithm, with Redis TIME, and then
 // scans the keyspace: every key must expire, and no later than its state recovers.
 func TestEveryKeyHasTTL(t *testing.T) {
-	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
-		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
-		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
-		"Cluster":   func(t testing.TB) redis.UniversalClient { return clusterClient(t) },
-	} {
+	for name, client := range testClients(true) {
 		t.Run(name, func(t *testing.T) {
 			client := client(t)
 			prefix := uniquePrefix()
@@ -138,10 +134,7 @@ func scanTTLs(t *testing.T, client redis.UniversalClient, prefix string) map[str
 // store's TTL margin, so two stores on one server with one policy and different
 // margins each write their own.
 func TestSingleDecisionKeepsItsStoresMargin(t *testing.T) {
-	for name, client := range map[string]func(testing.TB) redis.UniversalClient{
-		"Miniredis": func(t testing.TB) redis.UniversalClient { return newMiniredisClient(t) },
-		"Redis":     func(t testing.TB) redis.UniversalClient { return standaloneClient(t) },
-	} {
+	for name, client := range testClients(false) {
 		t.Run(name, func(t *testing.T) {
 			client := client(t)
 			p := core.MustPolicy("margin", core.GCRA, core.PerSecond(10))

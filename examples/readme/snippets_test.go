@@ -1,3 +1,5 @@
+//lint:file-ignore U1000 the README's snippets are compiled here, never called
+
 package readme
 
 // Each function below holds one Go snippet of the README, line for line, with the

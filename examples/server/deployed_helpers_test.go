@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -53,7 +54,7 @@ func apiStateKey(srv *testServer, clientKey string) string {
 }
 
 // masterIndex is the index in c.Servers of the master that serves key's slot,
-// found with CLUSTER KEYSLOT and CLUSTER SLOTS.
+// found with CLUSTER KEYSLOT and CLUSTER SHARDS.
 func masterIndex(t *testing.T, c *redistest.Cluster, key string) int {
 	t.Helper()
 	ctx := context.Background()
@@ -63,15 +64,23 @@ func masterIndex(t *testing.T, c *redistest.Cluster, key string) int {
 	if err != nil {
 		t.Fatalf("CLUSTER KEYSLOT %q: %v", key, err)
 	}
-	ranges, err := client.ClusterSlots(ctx).Result()
+	shards, err := client.ClusterShards(ctx).Result()
 	if err != nil {
-		t.Fatalf("CLUSTER SLOTS: %v", err)
+		t.Fatalf("CLUSTER SHARDS: %v", err)
 	}
-	for _, r := range ranges {
-		if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-			for i, s := range c.Servers {
-				if s.Addr == r.Nodes[0].Addr {
-					return i
+	for _, shard := range shards {
+		for _, r := range shard.Slots {
+			if r.Start > slot || slot > r.End {
+				continue
+			}
+			for _, node := range shard.Nodes {
+				if node.Role != "master" {
+					continue
+				}
+				for i, s := range c.Servers {
+					if s.Addr == net.JoinHostPort(node.IP, strconv.FormatInt(node.Port, 10)) {
+						return i
+					}
 				}
 			}
 		}

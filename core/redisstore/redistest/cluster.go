@@ -115,12 +115,17 @@ func (c *Cluster) converged(ctx context.Context, clients []*redis.Client) (bool,
 		if !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(len(clients))+"\r") {
 			return false, fmt.Sprintf("node %d: %s", i, strings.ReplaceAll(info, "\r\n", " "))
 		}
-		ranges, err := client.ClusterSlots(ctx).Result()
+		shards, err := client.ClusterShards(ctx).Result()
 		if err != nil {
 			return false, err.Error()
 		}
-		if len(ranges) != len(clients) {
-			return false, fmt.Sprintf("node %d sees %d slot ranges", i, len(ranges))
+		if len(shards) != len(clients) {
+			return false, fmt.Sprintf("node %d sees %d shards", i, len(shards))
+		}
+		for _, shard := range shards {
+			if len(shard.Slots) == 0 {
+				return false, fmt.Sprintf("node %d sees a shard without slots", i)
+			}
 		}
 	}
 	return true, ""

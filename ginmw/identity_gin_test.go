@@ -6,6 +6,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -19,7 +21,8 @@ import (
 // TestGinPostFormReadsWhatTheLimitCounts is the gin form of the decoy attack: the
 // handler checks c.PostForm("username") (the body), while the account limit used
 // to count a ?username= decoy from the query, so 50 guesses at alice's password
-// with rotating decoys all reached the handler under a 5/min account limit.
+// with rotating decoys all reached the handler under a 5/min account limit. A
+// decoy is now refused (400); the guesses without one spend alice's budget.
 func TestGinPostFormReadsWhatTheLimitCounts(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	store := memory.MustNew(memory.WithSweepInterval(0))
@@ -41,17 +44,65 @@ func TestGinPostFormReadsWhatTheLimitCounts(t *testing.T) {
 		_ = w.WriteField("username", "alice")
 		_ = w.WriteField("password", fmt.Sprint("guess", i))
 		_ = w.Close()
-		req := httptest.NewRequest(http.MethodPost, fmt.Sprintf("/login?username=decoy%d", i), &body)
+		target, want := "/login", []int{http.StatusUnauthorized, http.StatusTooManyRequests}
+		if i%2 == 0 {
+			target, want = fmt.Sprintf("/login?username=decoy%d", i), []int{http.StatusBadRequest}
+		}
+		req := httptest.NewRequest(http.MethodPost, target, &body)
 		req.Header.Set("Content-Type", w.FormDataContentType())
 		req.RemoteAddr = fmt.Sprintf("192.0.2.%d:1000", i)
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, req)
-		if rec.Code != http.StatusUnauthorized && rec.Code != http.StatusTooManyRequests {
-			t.Fatalf("guess %d: %d", i, rec.Code)
+		if !slices.Contains(want, rec.Code) {
+			t.Fatalf("guess %d (%s): %d, want one of %v", i, target, rec.Code, want)
 		}
 	}
-	t.Logf("50 guesses at alice with rotating decoys: %d reached the gin handler", reached)
+	t.Logf("50 guesses at alice, every other one with a decoy: %d reached the gin handler", reached)
 	if reached != 5 {
 		t.Fatalf("%d of 50 guesses reached the handler under a 5/min account limit", reached)
+	}
+}
+
+// TestGinShouldBindReadsWhatTheLimitCounts: gin's c.ShouldBind reads a POST form
+// from r.Form, the body or else the URL query. A name sent only in the query used
+// to fall back to the client's address, so guesses from many addresses all
+// reached the handler for one account; it is now refused.
+func TestGinShouldBindReadsWhatTheLimitCounts(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	store := memory.MustNew(memory.WithSweepInterval(0))
+	defer store.Close()
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(3))
+	r := gin.New()
+	checked := 0
+	limit := ginmw.Middleware(store, httplimit.Limit(account, keyfuncs.FormUsername("username")),
+		httplimit.WithKeyFallback(httplimit.ClientIPFallback(nil))) // as a deployment keys a request without a name
+	r.POST("/login", limit, func(c *gin.Context) {
+		var in struct {
+			Username string `form:"username"`
+			Password string `form:"password"`
+		}
+		if err := c.ShouldBind(&in); err != nil {
+			c.Status(http.StatusBadRequest)
+			return
+		}
+		if in.Username == "victim" {
+			checked++
+		}
+		c.Status(http.StatusUnauthorized)
+	})
+	for i := range 10 {
+		for _, target := range []string{"/login?username=victim", "/login"} {
+			body := "password=guess"
+			if target == "/login" {
+				body += "&username=victim"
+			}
+			req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i+1)
+			r.ServeHTTP(httptest.NewRecorder(), req)
+		}
+	}
+	if checked != 3 {
+		t.Fatalf("the handler checked %d passwords of \"victim\" from 10 addresses under 3/min", checked)
 	}
 }

@@ -130,16 +130,23 @@ func ExampleJoin() {
 }
 
 // The account of a login form, read from the body as the handler reads it and
-// normalised; the handler still reads the whole form.
+// normalised; the handler still reads the whole form. A second name beside it, in
+// the URL query, is refused (400) rather than counted under either name.
 func ExampleFormUsername() {
 	account := keyfuncs.FormUsername("username")
-	r := httptest.NewRequest("POST", "/login?username=decoy", strings.NewReader("username=Alice&password=correct-horse"))
+	r := httptest.NewRequest("POST", "/login", strings.NewReader("username=Alice&password=correct-horse"))
 	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	fmt.Println(account(r))
 	fmt.Println(r.PostFormValue("password"))
+
+	decoy := httptest.NewRequest("POST", "/login?username=bob", strings.NewReader("username=Alice&password=guess"))
+	decoy.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	_, err := account(decoy)
+	fmt.Println(errors.Is(err, keyfuncs.ErrBadForm))
 	// Output:
 	// field:username:alice <nil>
 	// correct-horse
+	// true
 }
 
 func ExampleNewClientIP() {

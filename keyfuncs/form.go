@@ -35,11 +35,15 @@ var ErrFormTooLarge = errors.New("keyfuncs: request body too large to find the k
 // FormField panics when name is empty.
 //
 // The value is the one the handler acts on, read by net/http's own parser with
-// its limits: for POST, PUT and PATCH the body only (r.PostFormValue(name)),
-// never the URL query, so that a decoy "?username=" cannot be counted while the
-// body's name is checked; for other methods r.FormValue(name). FormField parses
-// the form with r.ParseMultipartForm(MaxFormMemory), so the handler finds it
-// parsed. A body that cannot be parsed gets ErrBadForm, and one over a size
+// its limits: for POST, PUT and PATCH from the body, for other methods from the
+// URL query. Handlers read a field in different places: r.PostFormValue the body
+// only, r.FormValue, gin's form binding and echo's c.FormValue the body or the
+// query, whichever r.Form lists first. So the field must be unambiguous: a field
+// given again with another value (a "?username=" decoy beside the body's name,
+// or two names in the body) gets ErrBadForm, whichever copy a handler would
+// pick, and so does a body method's field found only in the query. FormField
+// parses the form with r.ParseMultipartForm(MaxFormMemory), so the handler finds
+// it parsed. A body that cannot be parsed gets ErrBadForm, and one over a size
 // limit ErrFormTooLarge; neither wraps ErrNoKey.
 //
 // Login names are usually case-insensitive: use FormUsername, or each spelling
@@ -103,9 +107,10 @@ func fieldKey(encoding, name string, read func(*http.Request, string) (string, e
 	}
 }
 
-// formValue returns what r.PostFormValue(name) returns for POST, PUT and PATCH,
-// and r.FormValue(name) otherwise, with the parse error they ignore.
-// A form that an earlier middleware parsed (r.Form set) is used as is.
+// formValue returns the value of the field name in r's form, body and URL query,
+// with the parse error that r.FormValue ignores, or ErrBadForm when the form
+// gives the field more than one value (see FormField). A form that an earlier
+// middleware parsed (r.Form set) is used as is.
 func formValue(r *http.Request, name string) (string, error) {
 	if r.Form == nil {
 		// ParseMultipartForm drops ParseForm's error for a body that is not
@@ -117,11 +122,24 @@ func formValue(r *http.Request, name string) (string, error) {
 	if err := r.ParseMultipartForm(MaxFormMemory); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		return "", formError(err)
 	}
+	// r.Form holds the body's values and the query's, r.PostForm the body's.
+	body, all := r.PostForm[name], r.Form[name]
 	switch r.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
-		return r.PostForm.Get(name), nil
+		if len(body) == 0 && len(all) > 0 {
+			return "", fmt.Errorf("%w: field %q is in the URL query, not the body", ErrBadForm, name)
+		}
 	}
-	return r.Form.Get(name), nil
+	value, found := "", false
+	for _, values := range [2][]string{all, body} {
+		for _, v := range values {
+			if found && v != value {
+				return "", fmt.Errorf("%w: field %q has more than one value", ErrBadForm, name)
+			}
+			value, found = v, true
+		}
+	}
+	return value, nil
 }
 
 // formError classifies a form parse error as ErrFormTooLarge or ErrBadForm.

@@ -62,7 +62,8 @@ func TestClusterInventedAPIKeysAreChargedToTheClient(t *testing.T) {
 }
 
 // TestClusterLoginIdentities: on a Cluster, rotating spellings of one username
-// (case, NFC/NFD) with decoys in the query share one account budget of 5 a minute;
+// (case, NFC/NFD) share one account budget of 5 a minute, and a decoy in the query
+// beside each is refused without reaching Redis;
 // usernames holding braces ("z}1" … "z}20") cannot choose their hash tag: each
 // lands in a slot of its own and has its own budget. Every attempt comes from its
 // own /24, so that only the account policy can refuse.
@@ -86,8 +87,11 @@ func TestClusterLoginIdentities(t *testing.T) {
 					if i == len(spellings)-1 {
 						password, want = loginPassword, http.StatusTooManyRequests
 					}
-					if got := post(fmt.Sprintf("/login?username=decoy%d", attempt), name, password); got != want {
-						t.Fatalf("spelling %d %q with a decoy in the query: %d, want %d", i, name, got, want)
+					if got := post(fmt.Sprintf("/login?username=decoy%d", attempt), name, password); got != http.StatusBadRequest {
+						t.Fatalf("spelling %d %q with a decoy in the query: %d, want 400", i, name, got)
+					}
+					if got := post("/login", name, password); got != want {
+						t.Fatalf("spelling %d %q: %d, want %d", i, name, got, want)
 					}
 				}
 			}

@@ -58,7 +58,7 @@ func TestInventedAPIKeysAreChargedToTheClient(t *testing.T) {
 // query's ?username= while the handler checked the body's (a multipart body, as
 // curl -F sends). With alice locked, a decoy in the query let her correct
 // password through; and rotating decoys let every guess at a password reach the
-// handler.
+// handler. A name in the query beside the body's is now refused (400).
 func TestLoginCountsTheNameTheHandlerChecks(t *testing.T) {
 	for _, router := range allRouters {
 		t.Run(router, func(t *testing.T) {
@@ -68,24 +68,33 @@ func TestLoginCountsTheNameTheHandlerChecks(t *testing.T) {
 				postMultipart(t, srv.handler, "/login", fmt.Sprintf("192.0.2.%d:1000", i), "alice", "guess")
 			}
 			r := postMultipart(t, srv.handler, "/login?username=decoy", "192.0.2.9:1000", "alice", loginPassword)
-			if r.status != http.StatusTooManyRequests {
-				t.Errorf("alice locked, decoy in the query: %d, want 429", r.status)
+			if r.status != http.StatusBadRequest {
+				t.Errorf("alice locked, decoy in the query: %d, want 400", r.status)
+			}
+			if r := postMultipart(t, srv.handler, "/login", "192.0.2.9:1000", "alice", loginPassword); r.status != http.StatusTooManyRequests {
+				t.Errorf("alice locked, her password without a decoy: %d, want 429", r.status)
 			}
 
-			// 50 guesses at bob's password, each with a new decoy, from three
-			// addresses (so that the per-IP limit alone would let 50 through).
+			// 50 guesses at bob's password from three addresses (so that the
+			// per-IP limit alone would let 50 through), every other one with a
+			// new decoy.
 			reached := 0
 			for i := range 50 {
-				r := postMultipart(t, srv.handler, fmt.Sprintf("/login?username=decoy%d", i), fmt.Sprintf("198.51.100.%d:1000", i%3), "bob", fmt.Sprint("guess", i))
-				switch r.status {
-				case http.StatusUnauthorized:
+				target := "/login"
+				if i%2 == 0 {
+					target = fmt.Sprintf("/login?username=decoy%d", i)
+				}
+				r := postMultipart(t, srv.handler, target, fmt.Sprintf("198.51.100.%d:1000", i%3), "bob", fmt.Sprint("guess", i))
+				switch {
+				case target != "/login" && r.status == http.StatusBadRequest:
+				case target == "/login" && r.status == http.StatusUnauthorized:
 					reached++
-				case http.StatusTooManyRequests:
+				case target == "/login" && r.status == http.StatusTooManyRequests:
 				default:
-					t.Fatalf("guess %d: %d", i, r.status)
+					t.Fatalf("guess %d (%s): %d", i, target, r.status)
 				}
 			}
-			t.Logf("50 guesses with rotating decoys: %d reached the handler", reached)
+			t.Logf("50 guesses, every other one with a decoy: %d reached the handler", reached)
 			if reached != 5 {
 				t.Fatalf("%d of 50 guesses reached the handler under a 5/min account limit", reached)
 			}

@@ -99,8 +99,9 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // that returning to the shared store grants no second bucket: it refuses req when the
 // allowance cannot pay for it, and charges the shared store the difference. A charge
 // the shared store refuses (concurrent decisions spent some of it) is retried at what
-// the refusal says is left. The settlement ends once a charge lands (or nothing is
-// owed); a charge that fails is retried by the key's next admission. When what
+// the refusal says is left. The settlement ends once an admission's charge lands (or
+// it owes nothing); a refusal leaves it open, and a charge that fails is retried by
+// the key's next admission. When what
 // slow calls admitted does not fit in what the shared store has left, the shared
 // store admitted req with a unit those calls had already granted: req is refused,
 // and its charge stands for theirs.
@@ -144,8 +145,8 @@ func emission(req *core.Request) time.Duration {
 	return max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
 }
 
-// charge charges the shared store owed for req's key, on top of its answer res, and
-// ends the key's settlement (see settle). unsettled is the part of owed that slow
+// charge charges the shared store owed for req's key, on top of its answer res, and,
+// when res admitted, ends the key's settlement (see settle). unsettled is the part of owed that slow
 // calls admitted: when the charge fails, the key's next admission charges it. It
 // reports whether the shared store took less than unsettled because it had less
 // left: then it granted units those calls had granted already. The rest of owed, the
@@ -174,7 +175,13 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 		owed = min(owed, answer.Remaining) // charge what is left
 		res.Remaining = 0
 	}
-	s.memo.settled(req, now)
+	// Only an admission computes what the local allowance owes (memo.debt): a
+	// refusal ending the settlement would forget that debt, and the shared store
+	// would grant its whole Remaining again (19 admitted in a second under 10/min,
+	// TestRefusalAfterRecoveryKeepsLocalDebt).
+	if res.Allowed {
+		s.memo.settled(req, now)
+	}
 	return landed < unsettled
 }
 

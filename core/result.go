@@ -29,7 +29,8 @@ type Result struct {
 	// window the charge was counted in. Zero when no store decided (Unenforced).
 	DecidedAt time.Time
 	// Unenforced reports that the policy could not be enforced (its store failed and its
-	// failure mode admits): the request was let through without being counted.
+	// failure mode admits): the request was let through without being counted. Such a
+	// result charged nothing: never refund it.
 	Unenforced bool
 }
 

@@ -66,6 +66,26 @@ func (s *scope) separate(dst []*Ticket) []*Ticket {
 	return dst
 }
 
+// giveBackOuter gives back what the request's earlier decisions charged, when a
+// Limiter nested inside them fails to decide it for a reason that is not the
+// client's (a store that fails, a request that ended): the request is answered
+// with an error and never served, so, as with a refusal, it spends nothing of the
+// app-wide policies. A client's fault (a body that cannot be parsed) keeps their
+// charge. s may be nil.
+func (s *scope) giveBackOuter() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := s.latest; t != nil; t = t.outer {
+		if t.disposition == Admitted && !t.absorbed && !t.finished {
+			t.l.giveBack(t, giveBackAll, 0)
+			t.finished = true
+		}
+	}
+}
+
 // Value returns the scope itself for scopeKey, then the router's value for a key
 // it holds, then the parent context's value.
 func (s *scope) Value(key any) any {

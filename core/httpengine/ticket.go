@@ -126,16 +126,19 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	}
 	t := l.tickets.Get().(*Ticket)
 	t.r, t.shadow, t.fields = r, l.shadow, l.fields
+	sc := scopeOf(r)
 	if err := l.prepare(t, r); err != nil {
 		if err == errSkip { // SkipFallback: exempt, as a skipper would
 			t.reset()
 			l.tickets.Put(t)
 			return nil
 		}
+		if !clientFault(err) {
+			sc.giveBackOuter()
+		}
 		return l.fail(t, err)
 	}
 	ctx := r.Context()
-	sc := scopeOf(r)
 	merged, err := l.mergeWithOuter(ctx, t, sc)
 	if !merged {
 		if len(t.reqs) == 1 {
@@ -146,6 +149,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		}
 	}
 	if err != nil {
+		sc.giveBackOuter()
 		if ctx.Err() != nil {
 			return l.fail(t, fmt.Errorf("httplimit: the request ended before its decision: %w", err))
 		}
@@ -455,6 +459,8 @@ func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 		lease := t.results[i].Lease
 		var refund int64
 		switch {
+		case t.results[i].Unenforced:
+			continue // admitted without being counted: nothing to give back
 		case lease != 0 || req.Policy.Algorithm() == core.Concurrency || l.refunder == nil:
 		case how == giveBackAll:
 			refund = req.EffectiveCost()

@@ -59,7 +59,9 @@
 //     excess;
 //   - the merged rules are all-or-nothing: when the inner rules refuse, what the
 //     outer limiter charged is refunded and its leases released, so a route's
-//     refusal spends nothing of the app-wide policies;
+//     refusal spends nothing of the app-wide policies, and neither does a route
+//     that cannot be decided (a store error, a request that ended; a client's
+//     fault, such as a form that cannot be parsed, keeps the charge);
 //   - the response carries the fields of the merged decision, one
 //     RateLimit-Policy and one RateLimit member per policy, outer policies first;
 //   - observers of both see one event for the request, when it ends.

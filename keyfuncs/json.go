@@ -24,9 +24,11 @@ var ErrBadJSON = errors.New("keyfuncs: request body is not the expected JSON obj
 // JSONField returns a KeyFunc that keys a request by a top-level string field of
 // a JSON object body, for JSON logins: "field:" + name + ":" + value, such as
 // "field:username:alice", as FormField keys it. The field is matched as
-// encoding/json matches a struct field of type string (case-insensitively, the
-// last occurrence wins, and a null leaves the value before it), so the key is the
-// value that json.Unmarshal, or a json.Decoder, gives the handler. A long value,
+// encoding/json matches a struct field of type string (exact name, else
+// case-insensitively), so the key is the value that json.Unmarshal, or a
+// json.Decoder, gives the handler. A field given more than once, in any
+// spelling, with different values (a decoy beside the name, or a null after it)
+// gets ErrBadJSON: a struct takes the last, a map the last exact match. A long value,
 // or one with control characters, is replaced by its hash ("h:" prefix).
 //
 // JSONField reads at most MaxJSONBytes of the body and then restores it, so the
@@ -79,6 +81,8 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 		declared := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 		body, err := readBounded(r, MaxJSONBytes)
 		switch {
+		case err != nil && len(bytes.TrimLeft(body, " \t\r\n")) == 0:
+			return "", err // white space up to the limit: the object may follow it
 		case !declared && !startsObject(body):
 			return "", nil // not JSON, whatever its size: a handler that decodes JSON fails on it
 		case err != nil:
@@ -91,6 +95,9 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 		v := reflect.New(target)
 		if err := json.NewDecoder(bytes.NewReader(body)).Decode(v.Interface()); err != nil {
 			return "", fmt.Errorf("%w: %w", ErrBadJSON, err)
+		}
+		if ambiguous(body, name) {
+			return "", fmt.Errorf("%w: field %q given more than once, with different values", ErrBadJSON, name)
 		}
 		raw := v.Elem().Field(0).Bytes()
 		if len(raw) == 0 {
@@ -123,6 +130,38 @@ func (v *lastNonNull) UnmarshalJSON(b []byte) error {
 		return errNotString
 	}
 	return nil
+}
+
+// ambiguous reports whether the first JSON value of body, an object, names the
+// field twice (exactly or case-insensitively: encoding/json matches a struct field
+// as strings.EqualFold does) with values that differ. A struct takes the last,
+// a map the last exact match, another decoder perhaps the first: whichever the
+// limit counted, the handler could act on another, so such a body is refused.
+func ambiguous(body []byte, name string) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	var first json.RawMessage
+	seen := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return false
+		}
+		if key, _ := tok.(string); !strings.EqualFold(key, name) {
+			continue
+		}
+		if seen && !bytes.Equal(value, first) {
+			return true
+		}
+		first, seen = value, true
+	}
+	return false
 }
 
 // startsObject reports whether body's first byte after white space opens a JSON

@@ -32,6 +32,12 @@
 //	r.Use(ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))
 //
+// gin answers its trailing-slash and fixed-path redirects (RedirectTrailingSlash,
+// on by default, and RedirectFixedPath) before any r.Use middleware runs, so an
+// app-wide limit never sees them: 100 requests to "/items/" get 100 redirects.
+// To limit them, turn both off, or wrap the engine in nethttp.Middleware, which
+// sees every request.
+//
 // Values stored with c.Set reach the key functions: after
 // c.Set("tenant", "acme") in an authentication middleware,
 // keyfuncs.Tenant("tenant") keys the request as "tenant:acme". The middleware also

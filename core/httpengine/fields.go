@@ -39,6 +39,12 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
 }
 
+// maxFieldInteger is the largest integer a structured field holds (RFC 8941: at
+// most 15 digits). A window policy's limit may reach 2^53; a larger quota or
+// remainder is shown as this, "at least", rather than making the whole field
+// unparsable.
+const maxFieldInteger = 999_999_999_999_999
+
 // policyMember appends p's RateLimit-Policy member: "name";q=Q;w=W, or
 // "name";q=Q;qu="concurrent-requests" for a concurrency policy, whose quota is a
 // number of requests in flight rather than per window.
@@ -46,7 +52,7 @@ func policyMember(buf []byte, p *core.Policy) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, p.Name()...) // names hold only [A-Za-z0-9_.:-]: nothing to escape
 	buf = append(buf, `";q=`...)
-	buf = strconv.AppendInt(buf, p.Capacity(), 10)
+	buf = strconv.AppendInt(buf, min(p.Capacity(), maxFieldInteger), 10)
 	if p.Algorithm() == core.Concurrency {
 		return append(buf, `;qu="concurrent-requests"`...)
 	}
@@ -84,7 +90,7 @@ func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, res.Policy...)
 	buf = append(buf, `";r=`...)
-	buf = strconv.AppendInt(buf, shownRemaining(res), 10)
+	buf = strconv.AppendInt(buf, min(shownRemaining(res), maxFieldInteger), 10)
 	buf = append(buf, ";t="...)
 	reset := resetSeconds(res)
 	if p.Algorithm() != core.Concurrency {

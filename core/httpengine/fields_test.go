@@ -229,3 +229,19 @@ func TestMergedDecisionWritesTheFieldsOfBothLayers(t *testing.T) {
 		t.Errorf("RateLimit %q, want r=5", got)
 	}
 }
+
+// TestFieldsHoldFifteenDigitsAtMost: a structured-field integer has at most 15
+// digits (RFC 8941), and a window policy's limit may reach 2^53. A larger quota or
+// remainder is shown as 999999999999999, so a strict parser still reads the field.
+func TestFieldsHoldFifteenDigitsAtMost(t *testing.T) {
+	store, _ := newStore(t)
+	huge := core.MustPolicy("bytes", core.FixedWindow, core.Rate{Limit: 4_000_000_000_000_000, Period: 24 * time.Hour})
+	l := httpengine.Must(store, httpengine.Limit(huge, headerKey))
+	w := serve(l, request("192.0.2.1:1000", "X-Key", "a"), ok)
+	if got, want := w.Header().Get("RateLimit-Policy"), `"bytes";q=999999999999999;w=86400`; got != want {
+		t.Errorf("RateLimit-Policy %q, want %q", got, want)
+	}
+	if got, want := w.Header().Get("RateLimit"), `"bytes";r=999999999999999;t=86400`; got != want {
+		t.Errorf("RateLimit %q, want %q", got, want)
+	}
+}

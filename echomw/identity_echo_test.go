@@ -2,6 +2,7 @@ package echomw_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -68,5 +69,35 @@ func TestEchoFormValueReadsWhatTheLimitCounts(t *testing.T) {
 				t.Fatalf("the handler checked %d passwords of \"victim\" from 10 addresses under 3/min", checked)
 			}
 		})
+	}
+}
+
+// TestEchoRequestContextKeepsNoLaterValues: echo pools its echo.Context, so a
+// request context that read c.Set values live answered, once the request was over,
+// with a later request's values.
+func TestEchoRequestContextKeepsNoLaterValues(t *testing.T) {
+	var kept context.Context
+	e := echo.New()
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { c.Set("user", c.Request().Header.Get("X-User")); return next(c) }
+	})
+	e.Use(echomw.Middleware(memory.MustNew(), httplimit.Limit(core.MustPolicy("user", core.TokenBucket, core.PerMinute(1<<20)), keyfuncs.Tenant("user"))))
+	e.GET("/r", func(c echo.Context) error {
+		if kept == nil {
+			kept = c.Request().Context()
+		}
+		return nil
+	})
+	for _, user := range []string{"alice", "bob"} {
+		req := httptest.NewRequest(http.MethodGet, "/r", nil)
+		req.Header.Set("X-User", user)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d", user, rec.Code)
+		}
+	}
+	if v := kept.Value("user"); v != nil {
+		t.Fatalf("alice's request context, after it ended, says user=%v", v)
 	}
 }

@@ -2,6 +2,7 @@ package ginmw_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -104,5 +105,42 @@ func TestGinShouldBindReadsWhatTheLimitCounts(t *testing.T) {
 	}
 	if checked != 3 {
 		t.Fatalf("the handler checked %d passwords of \"victim\" from 10 addresses under 3/min", checked)
+	}
+}
+
+// TestGinRequestContextKeepsNoLaterValues: gin reuses its *gin.Context, so a
+// request context that read c.Set values live answered, once the request was over,
+// with the next request's values, and a goroutine reading it raced gin's reset.
+// The values reach the key functions only while the limiter decides.
+func TestGinRequestContextKeepsNoLaterValues(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	var kept context.Context
+	done := make(chan struct{})
+	r := gin.New()
+	r.Use(func(c *gin.Context) { c.Set("user", c.GetHeader("X-User")) })
+	r.Use(ginmw.Middleware(memory.MustNew(), httplimit.Limit(core.MustPolicy("user", core.TokenBucket, core.PerMinute(1<<20)), keyfuncs.Tenant("user"))))
+	r.GET("/r", func(c *gin.Context) {
+		if kept == nil {
+			kept = c.Request.Context()
+			go func() { // work that outlives its request
+				defer close(done)
+				for range 2000 {
+					_ = kept.Value("user")
+				}
+			}()
+		}
+	})
+	for i := range 200 {
+		req := httptest.NewRequest(http.MethodGet, "/r", nil)
+		req.Header.Set("X-User", fmt.Sprint("user", i))
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("request %d: %d", i, rec.Code)
+		}
+	}
+	<-done
+	if v := kept.Value("user"); v != nil {
+		t.Fatalf("the first request's context, after it ended, says user=%v", v)
 	}
 }

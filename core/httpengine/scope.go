@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // scopeKey finds a request's scope in its context.
@@ -20,8 +21,12 @@ type scope struct {
 	context.Context
 	mu     sync.Mutex   // guards latest, the list, and a merge with one of its tickets
 	latest *Ticket      // the request's latest admitted decision not finished yet; Ticket.outer links the earlier ones
-	values RouterValues // the router's own values, or nil
+	values atomic.Value // a routerValues: the router's own values while a Limiter decides
 }
+
+// routerValues holds a RouterValues, nil or not, in an atomic.Value (which holds
+// no nil).
+type routerValues struct{ RouterValues }
 
 // push records t as the request's latest admitted decision. The decisions form a
 // list through Ticket.outer rather than a slice, which keeps the scope, allocated
@@ -92,8 +97,8 @@ func (s *scope) Value(key any) any {
 	if _, ok := key.(scopeKey); ok {
 		return s
 	}
-	if s.values != nil {
-		if v, ok := s.values.Get(key); ok {
+	if values, _ := s.values.Load().(routerValues); values.RouterValues != nil {
+		if v, ok := values.Get(key); ok {
 			return v
 		}
 	}
@@ -114,16 +119,26 @@ type RouterValues interface {
 }
 
 // WithRouterValues returns r with a context whose Value also finds the router's
-// values: values is asked for every key before the context's own values, so
-// keyfuncs.Tenant("tenant") reads c.Set("tenant", …). Adapters call it before
-// Limiter.Start. A request that already passed through a Limiter keeps its scope
-// and is returned unchanged.
+// values while a Limiter decides: values is asked for every key before the
+// context's own values, so keyfuncs.Tenant("tenant") reads c.Set("tenant", …).
+// Adapters call it before Limiter.Start, which unbinds the values once it has the
+// request's keys: gin and echo reuse their per-request objects, and the request's
+// context, which may outlive it (a goroutine, an audit log), must never answer
+// with a later request's values. A request that already passed through a Limiter
+// keeps its scope, which is returned rebound.
 func WithRouterValues(r *http.Request, values RouterValues) *http.Request {
 	if s := scopeOf(r); s != nil {
-		if s.values == nil {
-			s.values = values
-		}
+		s.values.Store(routerValues{values})
 		return r
 	}
-	return r.WithContext(&scope{Context: r.Context(), values: values})
+	s := &scope{Context: r.Context()}
+	s.values.Store(routerValues{values})
+	return r.WithContext(s)
+}
+
+// unbindValues forgets the router's values (see WithRouterValues). s may be nil.
+func (s *scope) unbindValues() {
+	if s != nil {
+		s.values.Store(routerValues{})
+	}
 }

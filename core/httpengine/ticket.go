@@ -127,7 +127,9 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	t := l.tickets.Get().(*Ticket)
 	t.r, t.shadow, t.fields = r, l.shadow, l.fields
 	sc := scopeOf(r)
-	if err := l.prepare(t, r); err != nil {
+	err := l.prepare(t, r)
+	sc.unbindValues() // the keys are known: see WithRouterValues
+	if err != nil {
 		if err == errSkip { // SkipFallback: exempt, as a skipper would
 			t.reset()
 			l.tickets.Put(t)

@@ -246,7 +246,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		return s.fallbackStack(ctx, reqs, results, err, now, true)
 	}
 	if !s.allLocal(reqs) {
-		return s.fallbackStack(ctx, reqs, results, err, now, false)
+		return s.slowMixedStack(ctx, reqs, results, err, now)
 	}
 	if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
 		for i := range reqs {
@@ -255,6 +255,51 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		return allowed, nil
 	}
 	return s.unknownSlowStack(reqs, results), nil
+}
+
+// slowMixedStack decides a stack that holds Open or Closed policies beside Local
+// ones, whose call failed while the breakers stayed closed, member by member as a
+// single slow call is: a Closed member fails the stack closed, the Local members
+// decide from their last shared answers (all-or-nothing, without refill; the stack
+// is refused when one is not known), and the Open members are unenforced. Deciding
+// the Local members from a fresh local allowance instead let a second instance
+// admit 5 more attempts at an account its first had spent.
+func (s *Store) slowMixedStack(ctx context.Context, reqs []core.Request, results []core.Result, cause error, now int64) (bool, error) {
+	var local []int
+	for i := range reqs {
+		switch s.cfg.modeOf(reqs[i].Policy.Name()) {
+		case Closed:
+			return s.fallbackStack(ctx, reqs, results, cause, now, false)
+		case Local:
+			local = append(local, i)
+		}
+	}
+	localReqs := make([]core.Request, len(local))
+	localResults := make([]core.Result, len(local))
+	for j, i := range local {
+		localReqs[j] = reqs[i]
+	}
+	allowed, known := s.memo.decideSlowStack(localReqs, localResults, now)
+	if !known {
+		return s.unknownSlowStack(reqs, results), nil
+	}
+	for j, i := range local {
+		results[i] = localResults[j]
+	}
+	for i := range reqs {
+		switch {
+		case s.cfg.modeOf(reqs[i].Policy.Name()) == Local:
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
+		case allowed:
+			results[i] = unenforced(&reqs[i], true)
+			s.grantedLease(&reqs[i], &results[i], false, now)
+			s.decided(&reqs[i], OutcomeUnenforced, ViaOpen)
+		default:
+			results[i] = unenforced(&reqs[i], false)
+			s.decided(&reqs[i], OutcomeUncharged, ViaOpen)
+		}
+	}
+	return allowed, nil
 }
 
 // unknownSlowStack refuses a stack of Local policies whose call failed while the

@@ -3,10 +3,10 @@
 // IPv4, /56 for IPv6). A refused attempt spends nothing, so an attacker who has
 // exhausted an IP's budget cannot lock the account's owner out.
 //
-// The account is the username from the body only (as r.PostFormValue reads it),
-// case-folded and normalised (keyfuncs.NormalizeUsername), so "Alice" and "ALICE" share
-// alice's budget and a ?username= decoy in the query counts for nothing. The
-// handler looks the account up by the same normalised name. Bodies are bounded
+// The account is the username from the body (as r.PostFormValue reads it),
+// case-folded and normalised (keyfuncs.NormalizeUsername), so "Alice" and "ALICE"
+// share alice's budget; a ?username= decoy in the query beside it is refused (400).
+// The handler looks the account up by the same normalised name. Bodies are bounded
 // before anything reads them.
 //
 //	go run ./examples/login

@@ -46,10 +46,7 @@ func TestRouteThatFailsSpendsNothingAppWide(t *testing.T) {
 	client := func(*http.Request) (string, error) { return "client", nil }
 	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
 	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(100))
-	mux := http.NewServeMux()
-	mux.Handle("GET /z", nethttp.Middleware(store, httplimit.Limit(route, client))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
-	mux.HandleFunc("GET /y", func(http.ResponseWriter, *http.Request) {})
-	h := nethttp.Middleware(store, httplimit.Limit(api, client))(mux)
+	h := appAndRoute(store, api, route, client)
 	for range 3 {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", "/z", nil))
@@ -62,6 +59,15 @@ func TestRouteThatFailsSpendsNothingAppWide(t *testing.T) {
 	if got := w.Header().Get("RateLimit"); got != `"api";r=99;t=60` {
 		t.Fatalf("the first request served: RateLimit %s, want r=99: three 503s spent the app-wide policy", got)
 	}
+}
+
+// appAndRoute is an app whose policy api limits every request and whose route
+// GET /z also has the policy route; GET /y has api alone.
+func appAndRoute(store core.Store, api, route core.Policy, key func(*http.Request) (string, error)) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /z", nethttp.Middleware(store, httplimit.Limit(route, key))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	mux.HandleFunc("GET /y", func(http.ResponseWriter, *http.Request) {})
+	return nethttp.Middleware(store, httplimit.Limit(api, key))(mux)
 }
 
 // blip fails the next decision as unavailable, once.
@@ -141,10 +147,7 @@ func TestUnenforcedOuterIsNeverGivenBack(t *testing.T) {
 	client := func(*http.Request) (string, error) { return "k", nil }
 	api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(3))
 	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))
-	mux := http.NewServeMux()
-	mux.Handle("GET /z", nethttp.Middleware(store, httplimit.Limit(route, client))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
-	mux.HandleFunc("GET /y", func(http.ResponseWriter, *http.Request) {})
-	h := nethttp.Middleware(store, httplimit.Limit(api, client))(mux)
+	h := appAndRoute(store, api, route, client)
 	send := func(target string) int {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", target, nil))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"reflect"
 	"strings"
 	"unicode"
 )
@@ -63,14 +62,6 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 	if !validJSONTag(name) {
 		panic(fmt.Sprintf("keyfuncs: JSON field name %q cannot be matched as encoding/json would", name))
 	}
-	// A struct with one field tagged name: decoding into it matches members the
-	// way the handler's own struct does (exact name, else case-folded; the last
-	// match wins, a null excepted).
-	target := reflect.StructOf([]reflect.StructField{{
-		Name: "Value",
-		Type: reflect.TypeFor[lastNonNull](),
-		Tag:  reflect.StructTag(`json:"` + name + `"`),
-	}})
 	return func(r *http.Request, _ string) (string, error) {
 		switch r.Method {
 		case http.MethodPost, http.MethodPut, http.MethodPatch:
@@ -90,17 +81,11 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 		case len(bytes.TrimSpace(body)) == 0:
 			return "", nil
 		}
-		// The first JSON value, as a json.Decoder reads it; json.Unmarshal also
-		// rejects what follows it, and then the handler acts on nothing.
-		v := reflect.New(target)
-		if err := json.NewDecoder(bytes.NewReader(body)).Decode(v.Interface()); err != nil {
+		raw, err := member(body, name)
+		if err != nil {
 			return "", fmt.Errorf("%w: %w", ErrBadJSON, err)
 		}
-		if ambiguous(body, name) {
-			return "", fmt.Errorf("%w: field %q given more than once, with different values", ErrBadJSON, name)
-		}
-		raw := v.Elem().Field(0).Bytes()
-		if len(raw) == 0 {
+		if raw == nil || string(raw) == "null" {
 			return "", nil
 		}
 		var value string
@@ -111,57 +96,48 @@ func jsonValueOf(name string) func(*http.Request, string) (string, error) {
 	}
 }
 
-// lastNonNull decodes as a string field does: the last string decoded into it
-// wins, a null leaves it as it was, and any other value is an error. So
-// {"username":"alice","username":null} gives the handler's string field "alice",
-// and the key "alice" too.
-type lastNonNull []byte
-
-// errNotString is the error of a member that a string field cannot hold.
-var errNotString = errors.New("not a string")
-
-// UnmarshalJSON keeps b, a JSON string, and ignores a null.
-func (v *lastNonNull) UnmarshalJSON(b []byte) error {
-	switch {
-	case string(b) == "null":
-	case len(b) > 0 && b[0] == '"':
-		*v = append((*v)[:0], b...)
-	default:
-		return errNotString
-	}
-	return nil
-}
-
-// ambiguous reports whether the first JSON value of body, an object, names the
-// field twice (exactly or case-insensitively: encoding/json matches a struct field
-// as strings.EqualFold does) with values that differ. A struct takes the last,
-// a map the last exact match, another decoder perhaps the first: whichever the
-// limit counted, the handler could act on another, so such a body is refused.
-func ambiguous(body []byte, name string) bool {
+// member returns the raw value of the member name in the first JSON value of body,
+// as a json.Decoder reads it (json.Unmarshal also rejects what follows it, and then
+// the handler acts on nothing), or nil when the object has none, or when that value
+// is null. A struct field tagged name matches a member by its exact name, else
+// case-insensitively (encoding/json folds as strings.EqualFold does), and takes the
+// last; a map takes the last exact match; another decoder perhaps the first. So a
+// member named twice with values that differ is an error: whichever the limit
+// counted, the handler could act on another. A first value that is not an object is
+// an error too.
+func member(body []byte, name string) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return false
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return nil, err
+	case tok == nil: // null: a struct decodes it as nothing
+		return nil, nil
+	case tok != json.Delim('{'):
+		return nil, errors.New("not an object")
 	}
-	var first json.RawMessage
-	seen := false
+	var found json.RawMessage
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return false
+			return nil, err
 		}
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return false
+			return nil, err
 		}
 		if key, _ := tok.(string); !strings.EqualFold(key, name) {
 			continue
 		}
-		if seen && !bytes.Equal(value, first) {
-			return true
+		if found != nil && !bytes.Equal(value, found) {
+			return nil, fmt.Errorf("field %q given more than once, with different values", name)
 		}
-		first, seen = value, true
+		found = value
 	}
-	return false
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	return found, nil
 }
 
 // startsObject reports whether body's first byte after white space opens a JSON

@@ -83,10 +83,9 @@ func (s *blip) Decide(ctx context.Context, r core.Request) (core.Result, error) 
 	return s.Store.Decide(ctx, r)
 }
 
-// TestUnenforcedAdmissionIsNeverRefunded: in Open mode a request the store could
-// not decide is admitted without being counted. WithSettle (nothing charged for a
-// 5xx) used to refund it anyway, and the bucket gained a token nobody spent.
-func TestUnenforcedAdmissionIsNeverRefunded(t *testing.T) {
+// openOverBlip is a resilient store in Open mode over a memory store that fails
+// when told to.
+func openOverBlip(t *testing.T) (*blip, *resilient.Store) {
 	clock := storetest.NewClock()
 	shared := &blip{Store: memory.MustNew(memory.WithClock(clock.Now), memory.WithSweepInterval(0))}
 	t.Cleanup(func() { shared.Close() })
@@ -95,6 +94,14 @@ func TestUnenforcedAdmissionIsNeverRefunded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	return shared, store
+}
+
+// TestUnenforcedAdmissionIsNeverRefunded: in Open mode a request the store could
+// not decide is admitted without being counted. WithSettle (nothing charged for a
+// 5xx) used to refund it anyway, and the bucket gained a token nobody spent.
+func TestUnenforcedAdmissionIsNeverRefunded(t *testing.T) {
+	shared, store := openOverBlip(t)
 	api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(3))
 	h := nethttp.Middleware(store, httplimit.Limit(api, func(*http.Request) (string, error) { return "k", nil }),
 		httplimit.WithSettle(func(_ *http.Request, status int, cost int64) int64 {
@@ -136,14 +143,7 @@ func TestUnenforcedAdmissionIsNeverRefunded(t *testing.T) {
 // app-wide limiter charged, but not an app-wide admission in Open mode, which
 // charged nothing.
 func TestUnenforcedOuterIsNeverGivenBack(t *testing.T) {
-	clock := storetest.NewClock()
-	shared := &blip{Store: memory.MustNew(memory.WithClock(clock.Now), memory.WithSweepInterval(0))}
-	t.Cleanup(func() { shared.Close() })
-	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMode(resilient.Open))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	shared, store := openOverBlip(t)
 	client := func(*http.Request) (string, error) { return "k", nil }
 	api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(3))
 	route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))

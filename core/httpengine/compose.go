@@ -183,16 +183,18 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 }
 
 // heldBy is what an admitted request holds of its policy: its cost, or 1 for the
-// lease of a concurrency policy (0 when it holds none, or was admitted without
-// being counted: core.Result.Unenforced).
+// lease of a concurrency policy (0 when it holds none). A rate policy admitted
+// without being counted (core.Result.Unenforced) holds nothing, so nothing of it
+// is refunded; an unenforced lease is still released, which clears it from the
+// store that granted it.
 func heldBy(req *core.Request, res *core.Result) int64 {
-	if res.Unenforced {
-		return 0
-	}
 	if req.Policy.Algorithm() == core.Concurrency {
 		if res.Lease != 0 {
 			return 1
 		}
+		return 0
+	}
+	if res.Unenforced {
 		return 0
 	}
 	return req.EffectiveCost()
@@ -202,9 +204,6 @@ func heldBy(req *core.Request, res *core.Result) int64 {
 // of a concurrency policy, or a refund. It reports whether the store took it
 // back; failures go to the observers.
 func (l *Limiter) giveBackOne(prev *Ticket, i int, amount int64) bool {
-	if prev.results[i].Unenforced {
-		return false // admitted without being counted: nothing to give back
-	}
 	req := prev.reqs[i]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
 	defer cancel()

@@ -461,9 +461,8 @@ func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 		lease := t.results[i].Lease
 		var refund int64
 		switch {
-		case t.results[i].Unenforced:
-			continue // admitted without being counted: nothing to give back
 		case lease != 0 || req.Policy.Algorithm() == core.Concurrency || l.refunder == nil:
+		case t.results[i].Unenforced: // admitted without being counted: nothing to refund
 		case how == giveBackAll:
 			refund = req.EffectiveCost()
 		case how == giveBackSettled:

@@ -101,10 +101,9 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // the shared store refuses (concurrent decisions spent some of it) is retried at what
 // the refusal says is left. The settlement ends once an admission's charge lands (or
 // it owes nothing); a refusal leaves it open, and a charge that fails is retried by
-// the key's next admission. When what
-// slow calls admitted does not fit in what the shared store has left, the shared
-// store admitted req with a unit those calls had already granted: req is refused,
-// and its charge stands for theirs.
+// the key's next admission. When what slow calls admitted does not fit in what the
+// shared store has left, the shared store admitted req with a unit those calls had
+// already granted: req is refused, and its charge stands for theirs.
 func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
 	owed, unsettled, short, local := s.debtOf(req, res, now)
 	if !local {
@@ -146,12 +145,12 @@ func emission(req *core.Request) time.Duration {
 }
 
 // charge charges the shared store owed for req's key, on top of its answer res, and,
-// when res admitted, ends the key's settlement (see settle). unsettled is the part of owed that slow
-// calls admitted: when the charge fails, the key's next admission charges it. It
-// reports whether the shared store took less than unsettled because it had less
-// left: then it granted units those calls had granted already. The rest of owed, the
-// local allowance's debt, only brings the shared store down to what that allowance
-// has left, and may fall short without granting anything twice.
+// when res admitted, ends the key's settlement (see settle). unsettled is the part
+// of owed that slow calls admitted: when the charge fails, the key's next admission
+// charges it. It reports whether the shared store took less than unsettled because
+// it had less left: then it granted units those calls had granted already. The rest
+// of owed, the local allowance's debt, only brings the shared store down to what
+// that allowance has left, and may fall short without granting anything twice.
 func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled, now int64) (unpaid bool) {
 	owed = min(owed, req.Policy.Capacity())
 	var landed int64
@@ -286,19 +285,7 @@ func (s *Store) slowMixedStack(ctx context.Context, reqs []core.Request, results
 	for j, i := range local {
 		results[i] = localResults[j]
 	}
-	for i := range reqs {
-		switch {
-		case s.cfg.modeOf(reqs[i].Policy.Name()) == Local:
-			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
-		case allowed:
-			results[i] = unenforced(&reqs[i], true)
-			s.grantedLease(&reqs[i], &results[i], false, now)
-			s.decided(&reqs[i], OutcomeUnenforced, ViaOpen)
-		default:
-			results[i] = unenforced(&reqs[i], false)
-			s.decided(&reqs[i], OutcomeUncharged, ViaOpen)
-		}
-	}
+	s.finishStack(reqs, results, allowed, ViaLastShared, now)
 	return allowed, nil
 }
 

@@ -132,6 +132,14 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			}
 		}
 	}
+	s.finishStack(reqs, results, allowed, ViaLocal, now)
+	return allowed, nil
+}
+
+// finishStack completes a stack that its Local members decided (allowed) without
+// the shared store, through localVia: the other members, Open, are unenforced, and
+// every member's decision is recorded, with the leases granted.
+func (s *Store) finishStack(reqs []core.Request, results []core.Result, allowed bool, localVia Via, now int64) {
 	for i := range reqs {
 		local := s.cfg.modeOf(reqs[i].Policy.Name()) == Local
 		if !local {
@@ -142,14 +150,13 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 		}
 		switch {
 		case local:
-			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLocal)
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), localVia)
 		case allowed:
 			s.decided(&reqs[i], OutcomeUnenforced, ViaOpen)
 		default:
 			s.decided(&reqs[i], OutcomeUncharged, ViaOpen)
 		}
 	}
-	return allowed, nil
 }
 
 // unenforced is the result of an Open policy: admitted uncounted when the rest of its

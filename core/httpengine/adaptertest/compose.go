@@ -1,6 +1,8 @@
 package adaptertest
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -36,6 +38,21 @@ func Status(r *http.Request) int {
 		return code
 	}
 	return http.StatusOK
+}
+
+// failingPolicy is a store whose decisions of one policy fail as unavailable, as
+// a Cluster node holding only that policy's keys would.
+type failingPolicy struct {
+	core.Store
+	core.Refunder
+	policy string
+}
+
+func (s failingPolicy) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if req.Policy.Name() == s.policy {
+		return core.Result{}, fmt.Errorf("%w: its node is down", core.ErrStoreUnavailable)
+	}
+	return s.Store.Decide(ctx, req)
 }
 
 // refundOn5xx is a settle function that keeps nothing of a request that failed on
@@ -102,6 +119,22 @@ func RunComposition(t *testing.T, build Build) {
 			{path: "/x", code: 429, rateLimit: `"api";r=9;t=60, "route";r=0;t=60`},
 			{path: "/y", code: 200, rateLimit: `"api";r=8;t=60`, policy: `"api";q=10;w=60`},
 		})
+	})
+
+	t.Run("a route that cannot be decided spends nothing app-wide", func(t *testing.T) {
+		store := newStore(t)
+		down := failingPolicy{Store: store, Refunder: store.(core.Refunder), policy: "route"}
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(10))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(down, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(down, httpengine.Limit(route, ip.Key))},
+		})
+		for i := range 3 {
+			if w := send(h, "/x"); w.Code != http.StatusServiceUnavailable {
+				t.Fatalf("request %d to the failing route: %d, want 503", i+1, w.Code)
+			}
+		}
+		run(t, h, []step{{path: "/y", code: 200, rateLimit: `"api";r=9;t=60`}})
 	})
 
 	t.Run("stack under an app-wide limit", func(t *testing.T) {

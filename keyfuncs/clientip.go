@@ -151,8 +151,10 @@ func (c *ClientIP) Addr(r *http.Request) (netip.Addr, error) {
 }
 
 // Key returns the client's key: "ip:203.0.113.9" for IPv4, and the client's
-// IPv6Prefix block for IPv6, such as "ip6:2001:db8:1:2::/64". Errors are those
-// of Addr. When no proxy is trusted, Key remembers the keys of recent peers by
+// IPv6Prefix block for IPv6, such as "ip6:2001:db8:1:2::/64". An IPv6 address
+// that stands for an IPv4 host (NAT64's well-known prefix 64:ff9b::/96, 6to4 and
+// Teredo) is keyed as that host: 64:ff9b::203.0.113.9 and every address of
+// 2002:cb00:7109::/48 give "ip:203.0.113.9". Errors are those of Addr. When no proxy is trusted, Key remembers the keys of recent peers by
 // their exact r.RemoteAddr, so that the requests of a keep-alive connection are
 // keyed without parsing the address or allocating the key again.
 func (c *ClientIP) Key(r *http.Request) (string, error) {
@@ -188,6 +190,9 @@ func (c *ClientIP) KeyFor(addr netip.Addr) string {
 		return "ip:invalid"
 	}
 	addr = normalize(addr)
+	if host, ok := hostIPv4(addr); ok {
+		addr = host
+	}
 	var buf [64]byte
 	if addr.Is4() {
 		return string(addr.AppendTo(append(buf[:0], "ip:"...)))
@@ -199,8 +204,9 @@ func (c *ClientIP) KeyFor(addr netip.Addr) string {
 // Subnet returns a KeyFunc that keys a request by the client's network, for
 // policies that limit a whole subnet (the wider abuse of a login form, say):
 // "net4:203.0.113.0/24" for IPv4 with v4Bits 24, "net6:2001:db8:1::/56" for
-// IPv6 with v6Bits 56. It finds the client as Addr does. v4Bits must be 1 to 32
-// and v6Bits 1 to 128.
+// IPv6 with v6Bits 56. It finds the client as Addr does; an IPv6 address that
+// stands for an IPv4 host (see Key) is in that host's IPv4 network. v4Bits must
+// be 1 to 32 and v6Bits 1 to 128.
 func (c *ClientIP) Subnet(v4Bits, v6Bits int) (KeyFunc, error) {
 	if v4Bits < 1 || v4Bits > 32 {
 		return nil, fmt.Errorf("keyfuncs: Subnet IPv4 prefix length %d is outside 1..32", v4Bits)
@@ -212,6 +218,9 @@ func (c *ClientIP) Subnet(v4Bits, v6Bits int) (KeyFunc, error) {
 		addr, err := c.Addr(r)
 		if err != nil {
 			return "", err
+		}
+		if host, ok := hostIPv4(addr); ok {
+			addr = host
 		}
 		var buf [64]byte
 		if addr.Is4() {

@@ -265,6 +265,14 @@ func TestClientIPKey(t *testing.T) {
 		{"IPv6 /128", 128, "[2001:db8::1]:1", "ip6:2001:db8::1/128"},
 		{"IPv6 zone dropped", 0, "[fe80::1:2%eth0]:1", "ip6:fe80::/64"},
 		{"IPv6 loopback", 0, "[::1]:1", "ip6:::/64"},
+		// Addresses that stand for an IPv4 host are keyed as that host.
+		{"NAT64 well-known prefix", 0, "[64:ff9b::203.0.113.9]:1", "ip:203.0.113.9"},
+		{"6to4", 0, "[2002:cb00:7109:1::1]:1", "ip:203.0.113.9"},
+		{"6to4, another /64 of the same site", 128, "[2002:cb00:7109:ffff::2]:1", "ip:203.0.113.9"},
+		{"Teredo (RFC 4380's example)", 0, "[2001:0:4136:e378:8000:63bf:3fff:fdd2]:1", "ip:192.0.2.45"},
+		{"NAT64 local-use prefix: its layout is the network's own", 0, "[64:ff9b:1::cb00:7109]:1", "ip6:64:ff9b:1::/64"},
+		{"not 6to4", 0, "[2003:cb00:7109:1::1]:1", "ip6:2003:cb00:7109:1::/64"},
+		{"not Teredo", 0, "[2001:1:4136:e378:8000:63bf:3fff:fdd2]:1", "ip6:2001:1:4136:e378::/64"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -301,6 +309,9 @@ func TestClientIPSubnet(t *testing.T) {
 		{"IPv4 /24", "203.0.113.9:1", nil, "net4:203.0.113.0/24"},
 		{"IPv4-mapped /24", "[::ffff:203.0.113.200]:1", nil, "net4:203.0.113.0/24"},
 		{"IPv6 /56", "[2001:db8:1:2ff::1]:1", nil, "net6:2001:db8:1:200::/56"},
+		{"NAT64 /24", "[64:ff9b::203.0.113.200]:1", nil, "net4:203.0.113.0/24"},
+		{"6to4 /24", "[2002:cb00:71c8:42::1]:1", nil, "net4:203.0.113.0/24"},
+		{"Teredo /24", "[2001:0:4136:e378:8000:63bf:3fff:fdd2]:1", nil, "net4:192.0.2.0/24"},
 		{"behind a trusted proxy", "10.0.0.1:1", []header{xff("198.51.100.77")}, "net4:198.51.100.0/24"},
 	}
 	for _, tc := range cases {

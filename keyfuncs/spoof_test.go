@@ -128,6 +128,19 @@ func spoofAttempts(t *testing.T) []spoofAttempt {
 		{"rotating forwarded addresses inside one IPv6 /64", trusted,
 			rotate("[2001:db8:ffff::1]:443", []string{"2001:db8:1:2::1", "2001:db8:1:2::abcd", "[2001:db8:1:2:1:2:3:4]:80"},
 				func(v string) []header { return []header{xff("198.51.100.1, " + v)} }), "ip6:2001:db8:1:2::/64"},
+		{"a 6to4 site rotating its 65,536 /64s, or its IPv4 host directly", open, []requestSpec{
+			{remote: "[2002:cb00:7109::1]:1"}, {remote: "[2002:cb00:7109:1::1]:1"},
+			{remote: "[2002:cb00:7109:ffff:ffff:ffff:ffff:ffff]:1"}, {remote: "[2002:cb00:7109:beef::2]:3"},
+			{remote: "203.0.113.9:4"},
+		}, "ip:203.0.113.9"},
+		{"a Teredo client rotating its port and flags, or its IPv4 host directly", open, []requestSpec{
+			{remote: "[2001:0:4136:e378:8000:63bf:34f6:8ef6]:1"}, {remote: "[2001:0:4136:e378:0:1:34f6:8ef6]:1"},
+			{remote: "[2001:0:c633:6401:8000:ffff:34f6:8ef6]:1"}, {remote: "203.9.113.9:2"},
+		}, "ip:203.9.113.9"},
+		{"an IPv4 client through NAT64, forwarded or not", trusted, []requestSpec{
+			{remote: "[64:ff9b::cb00:7109]:1"}, {remote: "[64:ff9b::203.0.113.9]:2"},
+			{remote: proxy, headers: []header{xff("64:ff9b::cb00:7109")}},
+		}, "ip:203.0.113.9"},
 
 		// One address, several spellings.
 		{"IPv4-mapped IPv6 is IPv4", trusted, []requestSpec{

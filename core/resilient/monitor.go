@@ -3,10 +3,12 @@ package resilient
 import "time"
 
 // Monitor watches a Store, to feed metrics, traces or logs (core/prommetrics is the
-// Prometheus one). Its methods are called synchronously on the deciding goroutine, so
-// they must be quick and safe for concurrent use; events are only valid during the
-// call. Neither this package nor core imports a metrics or tracing library: attach
-// them here.
+// Prometheus one). Its methods are called synchronously, on the deciding goroutine or
+// on the prober's (the calls of its probes, the end of a fallback), so they must be
+// quick and safe for concurrent use; events are only valid during the call. A method
+// that panics is recovered and logged at error, at most once a second: that event is
+// lost, and nothing else changes. Neither this package nor core imports a metrics or
+// tracing library: attach them here.
 type Monitor interface {
 	// OnDecision is called once per policy of every decision the Store returns
 	// (a stack of three policies makes three calls), and once per policy of a decision

@@ -4,16 +4,61 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// permanentLogInterval keeps permanent-error logs to one per interval, so that a store
-// that rejects every call does not flood the log; the metrics count every one.
-const permanentLogInterval = time.Second
+// loudLogInterval keeps the logs of a repeated error (a store that rejects every call,
+// a Monitor that panics on every event) to one per interval, so that they do not
+// flood the log; the metrics count every permanent error.
+const loudLogInterval = time.Second
+
+// due reports whether a repeated error's log is due, and if so marks it logged at
+// now: at most one per loudLogInterval, whatever the number of goroutines.
+func due(at *atomic.Int64) bool {
+	now := time.Now().UnixNano()
+	last := at.Load()
+	return (last == 0 || now-last >= int64(loudLogInterval)) && at.CompareAndSwap(last, now)
+}
+
+// recoverMonitor, deferred around each call of a Monitor method, recovers a panic
+// and logs it at error with its stack, at most once per loudLogInterval. A bug in
+// metrics code must not change a decision or leave one half made, nor crash the
+// prober's goroutine, which reports its calls during an outage: on every instance at
+// once.
+func (s *Store) recoverMonitor(method string) {
+	r := recover()
+	if r == nil || !due(&s.buggyAt) {
+		return
+	}
+	s.cfg.logger.Error("ratelimit: a Monitor panicked; the store went on without it",
+		"store", s.cfg.storeName, "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+}
+
+func (s *Store) onDecision(m Monitor, e *DecisionEvent) {
+	defer s.recoverMonitor("OnDecision")
+	m.OnDecision(e)
+}
+
+func (s *Store) onLocalRefusal(m Monitor, e *LocalRefusalEvent) {
+	defer s.recoverMonitor("OnLocalRefusal")
+	m.OnLocalRefusal(e)
+}
+
+func (s *Store) onStoreCall(m Monitor, e *StoreCallEvent) {
+	defer s.recoverMonitor("OnStoreCall")
+	m.OnStoreCall(e)
+}
+
+func (s *Store) onFallback(m Monitor, e *FallbackEvent) {
+	defer s.recoverMonitor("OnFallback")
+	m.OnFallback(e)
+}
 
 // decided reports one policy's part of a decision to the observers and, sampled, to
 // the log at debug level: decisions never reach an info log.
@@ -21,7 +66,7 @@ func (s *Store) decided(req *core.Request, o Outcome, via Via) {
 	if len(s.cfg.observers) > 0 {
 		e := DecisionEvent{Policy: req.Policy.Name(), KeyType: keyType(req.Key), Cost: req.EffectiveCost(), Outcome: o, Via: via}
 		for _, obs := range s.cfg.observers {
-			obs.OnDecision(&e)
+			s.onDecision(obs, &e)
 		}
 	}
 	if every := s.cfg.logEvery; every > 0 && s.decisions.Add(1)%every == 0 &&
@@ -38,7 +83,7 @@ func (s *Store) localRefusal(req *core.Request, res *core.Result) {
 	}
 	e := LocalRefusalEvent{Policy: req.Policy.Name(), KeyType: keyType(req.Key), Cost: req.EffectiveCost(), RetryAfter: res.RetryAfter}
 	for _, obs := range s.cfg.observers {
-		obs.OnLocalRefusal(&e)
+		s.onLocalRefusal(obs, &e)
 	}
 }
 
@@ -49,7 +94,7 @@ func (s *Store) storeCall(latency time.Duration, kind ErrorKind, err error) {
 	}
 	e := StoreCallEvent{Store: s.cfg.storeName, Latency: latency, Kind: kind, Err: err}
 	for _, obs := range s.cfg.observers {
-		obs.OnStoreCall(&e)
+		s.onStoreCall(obs, &e)
 	}
 }
 
@@ -63,7 +108,7 @@ func (s *Store) enterFallback(policy string, mode Mode, cause error, now int64) 
 		"store", s.cfg.storeName, "policy", policy, "mode", string(mode), "cause", cause.Error())
 	e := FallbackEvent{Policy: policy, Mode: mode, Active: true, Cause: cause}
 	for _, obs := range s.cfg.observers {
-		obs.OnFallback(&e)
+		s.onFallback(obs, &e)
 	}
 }
 
@@ -74,7 +119,7 @@ func (s *Store) recovered(now int64) {
 			"store", s.cfg.storeName, "policy", l.policy, "mode", string(l.mode), "fallback_duration", l.after)
 		e := FallbackEvent{Policy: l.policy, Mode: l.mode, Duration: l.after}
 		for _, obs := range s.cfg.observers {
-			obs.OnFallback(&e)
+			s.onFallback(obs, &e)
 		}
 	}
 }
@@ -105,11 +150,9 @@ func (s *Store) breakerChanged(tr *transition, slot int) {
 }
 
 // logPermanent logs a permanent store error at error level, at most once per
-// permanentLogInterval.
+// loudLogInterval.
 func (s *Store) logPermanent(names string, err error) {
-	now := time.Now().UnixNano()
-	last := s.loudAt.Load()
-	if last != 0 && now-last < int64(permanentLogInterval) || !s.loudAt.CompareAndSwap(last, now) {
+	if !due(&s.loudAt) {
 		return
 	}
 	s.cfg.logger.Error("ratelimit: the shared store failed permanently; the request is not decided, in any failure mode",

@@ -38,6 +38,7 @@ type Store struct {
 
 	decisions atomic.Uint64 // decisions observed, for log sampling
 	loudAt    atomic.Int64  // ns: last permanent-error log, to keep one a second
+	buggyAt   atomic.Int64  // ns: last log of a panicking Monitor, to keep one a second
 
 	closed    atomic.Bool
 	closeOnce sync.Once

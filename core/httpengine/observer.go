@@ -8,7 +8,9 @@ import (
 
 // Observer watches a Limiter's decisions and errors, for metrics and logs (see
 // httplimit.WithObserver). Its methods are called synchronously on the request's
-// goroutine, so they must be quick and safe for concurrent use.
+// goroutine, so they must be quick and safe for concurrent use. A panic in one is a
+// panic of the request, as in any handler; the Limiter has released the request's
+// leases and settled its charges before an admitted request's OnDecision.
 type Observer interface {
 	// OnDecision is called once per decided request: for a refusal, before it is
 	// written; for an admitted request, when it ends (Ticket.Finish), because a

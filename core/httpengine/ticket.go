@@ -425,15 +425,17 @@ func (t *Ticket) Finish(status int, completed bool) {
 		l.tickets.Put(t)
 		return
 	}
-	if t.eventDue {
-		l.notify(t)
-	}
+	// The limiter settles before the observers run: an observer that panics (a bug
+	// in metrics code) panics the request, but leaks no concurrency lease.
 	if t.disposition == Admitted && !t.finished {
 		how := giveBackLeases
 		if completed {
 			how = giveBackSettled
 		}
 		l.giveBack(t, how, status)
+	}
+	if t.eventDue {
+		l.notify(t)
 	}
 	t.reset()
 	l.tickets.Put(t)

@@ -6,8 +6,9 @@ import "github.com/go-ratelimit/ratelimit/core/httpengine"
 // WithObserver): OnDecision(e *Event) once per decided request (a refusal before
 // it is answered, an admitted request when it ends), and OnError(r *http.Request,
 // err error) for a request that could not be decided or a lease or refund that
-// failed after it. Its methods are called synchronously on
-// the request's goroutine, so they must be quick and safe for concurrent use.
+// failed after it. Its methods are called synchronously on the request's
+// goroutine, so they must be quick and safe for concurrent use; a panic in one is
+// a panic of the request, raised after the limiter has settled it.
 // When limiters are nested, one merged decision is one event, seen by the
 // observers of every limiter merged into it. The methods' contract:
 // httpengine.Observer.

@@ -101,7 +101,9 @@ func serve(l *httpengine.Limiter, deny DenyHandler, onError ErrorHandler, next e
 	r := httpengine.WithRouterValues(c.Request(), routerValues{c}) // keyfuncs.Tenant("tenant") reads c.Set("tenant", …)
 	// echo's route wins over a pattern set before it: under a ServeMux that
 	// mounts the server ("/api/"), r.Pattern is the mount's, not the endpoint's.
-	if p := c.Path(); p != "" {
+	// A method the route does not serve (echo's 405, which records the Allow
+	// header) matched no route, though c.Path() names the path's.
+	if p := c.Path(); p != "" && c.Get(echo.ContextKeyHeaderAllow) == nil {
 		r.Pattern = p
 	}
 	c.SetRequest(r)

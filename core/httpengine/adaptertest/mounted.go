@@ -47,5 +47,20 @@ func RunMountedRouteCosts(t *testing.T, pattern string, build AppWide) {
 				t.Fatalf("%d reports admitted, want 4 (cost 5 of 20)", admitted)
 			}
 		})
+		// A method the route does not serve is answered by the router, not by the
+		// route (405, or 404 on gin by default): it costs the default 1, not the
+		// route's weight, as any request no route serves.
+		t.Run(name+", a method the route does not serve", func(t *testing.T) {
+			h := build(newStore(t), httpengine.Limit(api, ip.Key), costs)
+			if mounted {
+				mux := http.NewServeMux()
+				mux.Handle("/api/", h)
+				h = mux
+			}
+			w := sendMethod(h, http.MethodDelete, "/api/report")
+			if (w.Code != http.StatusMethodNotAllowed && w.Code != http.StatusNotFound) || w.Header().Get("RateLimit") != `"api";r=19;t=180` {
+				t.Fatalf("DELETE: %d, RateLimit %q; want 405 or 404 and 19 of 20 left (cost 1)", w.Code, w.Header().Get("RateLimit"))
+			}
+		})
 	}
 }

@@ -132,7 +132,12 @@ func newStore(t *testing.T) core.Store {
 // send serves a GET of path from one client (203.0.113.5) through h, with the
 // given header name and value pairs, and returns what h wrote.
 func send(h http.Handler, path string, headers ...string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(http.MethodGet, path, nil)
+	return sendMethod(h, http.MethodGet, path, headers...)
+}
+
+// sendMethod is send with another method than GET.
+func sendMethod(h http.Handler, method, path string, headers ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, nil)
 	r.RemoteAddr = "203.0.113.5:4000"
 	for i := 0; i+1 < len(headers); i += 2 {
 		r.Header.Set(headers[i], headers[i+1])

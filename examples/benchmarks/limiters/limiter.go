@@ -60,8 +60,8 @@ type Impl struct {
 	Algorithm string
 	// Ours marks this library's implementations.
 	Ours bool
-	// Baseline marks a reference point that is not a rate limiter (it admits
-	// everything); the over-grant check leaves it out.
+	// Baseline marks a reference point, not a limiter anyone ships (most admit
+	// everything); the over-grant check and the performance guard leave it out.
 	Baseline bool
 	// Batched marks an implementation that shares round trips between concurrent
 	// decisions (redisstore.WithBatching).

@@ -3,6 +3,7 @@ package limiters
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
@@ -30,12 +31,61 @@ func Redis() []Impl {
 		{Name: "ulule/redis", Algorithm: "fixed window", New: ululeRedis},
 		{Name: "throttled/goredisstore", Algorithm: "GCRA", New: throttledRedis},
 		{Name: "baseline: EVALSHA return 1", Algorithm: "none", Baseline: true, New: trivialScript},
+		{Name: "floor: TIME, GET, SET", Algorithm: "none", Baseline: true, New: floorScript},
+		{Name: "floor: fixed window, straight-line", Algorithm: "fixed window", Baseline: true, New: straightLineFixedWindow},
 	}
 }
 
 // trivialScript is the ceiling of one round trip per decision: EVALSHA of a script
 // that does nothing, through the same client. It is not a limiter.
 var trivialScript = ScriptBaseline("return 1")
+
+// floorScript is the second reference point: TIME, GET and SET with constant
+// arguments, the least a limiter that is exact on the server's clock must do.
+var floorScript = ScriptBaseline(`redis.call('TIME')
+redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], '1767225600000 0', 'PX', '2')
+return 1`)
+
+// straightLineFixedWindow is the third: this store's fixed window (aligned windows,
+// "window count" state, the same reply string) written as one straight-line script
+// with the policy's numbers in, no argument checks and no function. It shows what the
+// store's single-decision script would cost without the layout that keeps each
+// algorithm in one file (docs/redis-scripts.md#performance). It is not shipped: it
+// decides cost 1 only and trusts its state.
+func straightLineFixedWindow(env Env, p Policy) (Limiter, error) {
+	source := fmt.Sprintf(`local limit, period, margin = %d, %d, 1000
+local time = redis.call('TIME')
+local micros = time[2] + 0
+local now = time[1] * 1000 + (micros - micros %% 1000) / 1000
+local index = now / period
+local count = 0
+index = index - index %% 1
+local value = redis.call('GET', KEYS[1])
+if value then
+  local stored, counted = string.match(value, '^(%%d+) (%%d+)$')
+  if stored + 0 >= index then
+    index, count = stored + 0, counted + 0
+  end
+end
+local until_end = (index + 1) * period - now
+if count + 1 > limit then
+  return string.format('%%d 0 %%d %%d %%d 0', now, limit - count, until_end, until_end)
+end
+count = count + 1
+redis.call('SET', KEYS[1], string.format('%%d %%d', index, count), 'PX', string.format('%%d', until_end + margin))
+return string.format('%%d 1 %%d 0 %%d 0', now, limit - count, until_end)`, p.Rate, Period.Milliseconds())
+	script := redis.NewScript(source)
+	client := newClient(env)
+	return shared{
+		decide: func(ctx context.Context, key string) (bool, error) {
+			reply, err := script.Run(ctx, client, []string{env.Prefix + key}).Text()
+			_, allowed, _ := strings.Cut(reply, " ") // "now allowed ..."
+			return err == nil && strings.HasPrefix(allowed, "1 "), err
+		},
+		close: func() { _ = client.Close() },
+	}, nil
+}
 
 // ScriptBaseline builds a reference point that is not a limiter: one EVALSHA of
 // source per decision, with the decision's key as KEYS[1], through the client every

@@ -66,7 +66,7 @@ func run(out io.Writer, filter *regexp.Regexp, n, warmup int) error {
 		return err
 	}
 	defer srv.stop()
-	impls := append(limiters.Redis(), floorImpl)
+	impls := limiters.Redis()
 	fmt.Fprintf(out, "Server instructions per decision (callgrind, %d decisions after %d, %d goroutines):\n\n", n, warmup, goroutines)
 	fmt.Fprintln(out, "| implementation | one hot key | per-user keys |")
 	fmt.Fprintln(out, "|---|---:|---:|")
@@ -86,17 +86,6 @@ func run(out io.Writer, filter *regexp.Regexp, n, warmup int) error {
 		fmt.Fprintf(out, "| %s | %s | %s |\n", impl.Name, cells[0], cells[1])
 	}
 	return nil
-}
-
-// floorImpl is the second reference row: TIME, GET and SET with constant arguments.
-var floorImpl = limiters.Impl{
-	Name:      "floor: TIME, GET, SET",
-	Algorithm: "none",
-	Baseline:  true,
-	New: limiters.ScriptBaseline(`redis.call('TIME')
-redis.call('GET', KEYS[1])
-redis.call('SET', KEYS[1], '1767225600000 0', 'PX', '2')
-return 1`),
 }
 
 // server is redis-server under callgrind.

@@ -26,7 +26,13 @@ func admittedOf(t testing.TB, r *rig, p core.Policy, key string, n int) int {
 // 2, the first answer is followed by a charge of them: the key gets 5 in all, not 5
 // on Redis, 5 in memory and 2 more on return.
 func TestLocalModeContinuesFromTheLastSharedAnswer(t *testing.T) {
-	r := newRig(t)
+	continueFromTheLastSharedAnswer(t, newRig(t))
+}
+
+// continueFromTheLastSharedAnswer spends 3 of 5 on the shared store, trips the
+// breaker, checks what Local mode admits, heals the store and checks the settlement.
+func continueFromTheLastSharedAnswer(t *testing.T, r *rig) {
+	t.Helper()
 	if got := admittedOf(t, r, perMinute5, "k", 3); got != 3 {
 		t.Fatalf("healthy: %d admitted, want 3", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 )
@@ -31,19 +30,7 @@ func (m *buggyMonitor) OnLocalRefusal(*resilient.LocalRefusalEvent) {
 func TestPanickingMonitorChangesNothing(t *testing.T) {
 	buggy := &buggyMonitor{}
 	r := newRig(t, resilient.WithMonitor(buggy))
-	if got := admittedOf(t, r, perMinute5, "k", 3); got != 3 {
-		t.Fatalf("healthy: %d admitted, want 3", got)
-	}
-	r.trip(t, perMinute5)
-	if got := admittedOf(t, r, perMinute5, "k", 5); got != 2 {
-		t.Fatalf("local mode admitted %d, want the 2 the shared store had left", got)
-	}
-	r.shared.heal()
-	r.clock.Advance(time.Second)
-	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api") })
-	if got := admittedOf(t, r, perMinute5, "k", 3); got != 0 {
-		t.Fatalf("back on the shared store: %d admitted, want 0 (the local admissions are settled)", got)
-	}
+	continueFromTheLastSharedAnswer(t, r)
 	if got := r.rec.transitions(); len(got) != 2 || got[0] != "api>local" || got[1] != "api>shared" {
 		t.Fatalf("the other Monitor saw transitions %v, want api>local then api>shared", got)
 	}

@@ -154,9 +154,10 @@ func (c *ClientIP) Addr(r *http.Request) (netip.Addr, error) {
 // IPv6Prefix block for IPv6, such as "ip6:2001:db8:1:2::/64". An IPv6 address
 // that stands for an IPv4 host (NAT64's well-known prefix 64:ff9b::/96, 6to4 and
 // Teredo) is keyed as that host: 64:ff9b::203.0.113.9 and every address of
-// 2002:cb00:7109::/48 give "ip:203.0.113.9". Errors are those of Addr. When no proxy is trusted, Key remembers the keys of recent peers by
-// their exact r.RemoteAddr, so that the requests of a keep-alive connection are
-// keyed without parsing the address or allocating the key again.
+// 2002:cb00:7109::/48 give "ip:203.0.113.9". Errors are those of Addr. When no
+// proxy is trusted, Key remembers the keys of recent peers by their exact
+// r.RemoteAddr, so that the requests of a keep-alive connection are keyed
+// without parsing the address or allocating the key again.
 func (c *ClientIP) Key(r *http.Request) (string, error) {
 	if c.peerKeys == nil {
 		addr, err := c.Addr(r)
@@ -189,10 +190,7 @@ func (c *ClientIP) KeyFor(addr netip.Addr) string {
 	if !addr.IsValid() {
 		return "ip:invalid"
 	}
-	addr = normalize(addr)
-	if host, ok := hostIPv4(addr); ok {
-		addr = host
-	}
+	addr = keyedHost(normalize(addr))
 	var buf [64]byte
 	if addr.Is4() {
 		return string(addr.AppendTo(append(buf[:0], "ip:"...)))
@@ -219,9 +217,7 @@ func (c *ClientIP) Subnet(v4Bits, v6Bits int) (KeyFunc, error) {
 		if err != nil {
 			return "", err
 		}
-		if host, ok := hostIPv4(addr); ok {
-			addr = host
-		}
+		addr = keyedHost(addr)
 		var buf [64]byte
 		if addr.Is4() {
 			block := netip.PrefixFrom(addr, v4Bits).Masked()

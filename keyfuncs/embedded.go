@@ -2,8 +2,9 @@ package keyfuncs
 
 import "net/netip"
 
-// hostIPv4 returns the IPv4 host that an IPv6 address stands for, and whether it
-// stands for one. Three kinds of address carry their IPv4 host in fixed bits:
+// keyedHost returns the address a client at addr (normalized) is keyed by: the
+// IPv4 host an IPv6 address stands for, else addr itself. Three kinds of IPv6
+// address carry their IPv4 host in fixed bits:
 //
 //   - NAT64's well-known prefix, 64:ff9b::/96 (RFC 6052): an IPv4 client seen
 //     through a translator. Grouped by /64, every IPv4 client of the translator
@@ -17,18 +18,18 @@ import "net/netip"
 // Keyed as their IPv4 host, each is limited as that host would be over IPv4.
 // A network-specific NAT64 prefix (such as 64:ff9b:1::/48) places the IPv4 host
 // where its operator chose, so it is keyed as any IPv6 address.
-func hostIPv4(addr netip.Addr) (netip.Addr, bool) {
-	if !addr.Is6() || addr.Is4In6() {
-		return addr, false
+func keyedHost(addr netip.Addr) netip.Addr {
+	if !addr.Is6() {
+		return addr
 	}
 	b := addr.As16()
 	switch {
 	case b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && [8]byte(b[4:12]) == [8]byte{}:
-		return netip.AddrFrom4([4]byte(b[12:16])), true
+		return netip.AddrFrom4([4]byte(b[12:16]))
 	case b[0] == 0x20 && b[1] == 0x02:
-		return netip.AddrFrom4([4]byte(b[2:6])), true
+		return netip.AddrFrom4([4]byte(b[2:6]))
 	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x00:
-		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), true
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
 	}
-	return addr, false
+	return addr
 }

@@ -115,7 +115,43 @@ func RunOptions(t *testing.T, mount Mount) {
 			t.Fatalf("a wait ended by its deadline: %d, Retry-After %q; want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
 		}
 	})
+	// An observer that panics when told of an admitted request's decision (at the
+	// request's end) panics the request, as any panic of the application's code
+	// does (which gin.Default's recovery answers with 500), but the limiter has
+	// settled first: the concurrency lease is released,
+	// so the next request is admitted rather than refused for as long as the
+	// process runs.
+	t.Run("a panicking observer leaks no lease", func(t *testing.T) {
+		export := core.MustConcurrencyPolicy("export", 1, time.Minute)
+		h := mount(newStore(t), httpengine.Limit(export, ip.Key), httpengine.WithObserver(panickingObserver{}))
+		for i := range 3 {
+			w := httptest.NewRecorder()
+			panicked := func() (p any) {
+				defer func() { p = recover() }()
+				r := httptest.NewRequest(http.MethodGet, "/x", nil)
+				r.RemoteAddr = "203.0.113.5:4000"
+				h.ServeHTTP(w, r)
+				return nil
+			}()
+			// The panic reaches the caller, or the router's own recovery answers 500
+			// (gin.Default); a 429 is a lease an earlier request never released.
+			if reachedCaller := panicked == "metrics bug" && w.Code == http.StatusOK; !reachedCaller && w.Code != http.StatusInternalServerError {
+				t.Fatalf("request %d: %d, recovered %v; want the observer's panic, or the router's 500 for it", i, w.Code, panicked)
+			}
+		}
+	})
 }
+
+// panickingObserver is an Observer with a bug: OnDecision panics for admitted requests.
+type panickingObserver struct{}
+
+func (panickingObserver) OnDecision(e *httpengine.Event) {
+	if e.Allowed {
+		panic("metrics bug")
+	}
+}
+
+func (panickingObserver) OnError(*http.Request, error) {}
 
 // newStore is a memory store on a clock that stands still at a window boundary, so
 // that the fields the suite expects do not depend on when it runs.

@@ -28,6 +28,9 @@ func TestReleaseWhereGranted(t *testing.T) {
 			t.Fatalf("local lease %d: %+v %v", lease, res, err)
 		}
 	}
+	// Three failures ask for a confirming probe, which calls the shared store in the
+	// background; it has ended once the breaker is open.
+	waitFor(t, "the confirming probe", func() bool { return local.store.Breaker() == resilient.BreakerOpen })
 	calls := local.shared.calls.Load()
 	if err := local.store.Release(ctx, req(1), 1); err != nil {
 		t.Fatal(err)

@@ -85,8 +85,8 @@ func (s *scope) giveBackOuter() {
 	defer s.mu.Unlock()
 	for t := s.latest; t != nil; t = t.outer {
 		if t.disposition == Admitted && !t.absorbed && !t.finished {
+			t.finished = true // first: t's Finish must not give back again after a panic in giveBack
 			t.l.giveBack(t, giveBackAll, 0)
-			t.finished = true
 		}
 	}
 }

@@ -398,8 +398,8 @@ func (t *Ticket) Wait(ctx context.Context) error {
 	case <-timer.C:
 		return nil
 	case <-ctx.Done():
+		t.finished = true // first: Finish must not give back again after a panic in giveBack
 		t.l.giveBack(t, giveBackAll, 0)
-		t.finished = true
 		return ctx.Err()
 	}
 }
@@ -454,11 +454,25 @@ const (
 // rate policy's charge, on a context detached from the (perhaps cancelled)
 // request and bounded by the release timeout. Failures go to the observers.
 func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
-	if !t.allowed {
-		return
+	if t.allowed {
+		l.giveBackFrom(t, how, status, 0)
 	}
-	var ctx context.Context // made on first use: most requests give nothing back
-	for i := range t.reqs {
+}
+
+// giveBackFrom is giveBack from t's from-th request on. A settle function or an
+// observer that panics (a bug in the application) panics the request, but first
+// the requests after the one it concerned are given back as a panicking handler's
+// are: their leases released, their charges kept.
+func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int) {
+	var ctx releaseContext // made on first use: most requests give nothing back
+	i := from
+	defer func() {
+		ctx.end()
+		if i < len(t.reqs) { // unwinding a panic at request i: the panic goes on after this
+			l.giveBackFrom(t, giveBackLeases, 0, i+1)
+		}
+	}()
+	for ; i < len(t.reqs); i++ {
 		req := &t.reqs[i]
 		lease := t.results[i].Lease
 		var refund int64
@@ -476,21 +490,39 @@ func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 		if lease == 0 && refund == 0 {
 			continue
 		}
-		if ctx == nil {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(context.WithoutCancel(t.r.Context()), l.releaseTimeout)
-			defer cancel()
-		}
 		if lease != 0 {
-			if err := l.store.Release(ctx, *req, lease); err != nil {
+			if err := l.store.Release(ctx.of(t.r, l.releaseTimeout), *req, lease); err != nil {
 				l.afterError(t.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
 			}
 			continue
 		}
 		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: refund}
-		if err := l.refunder.Refund(ctx, give, t.results[i].DecidedAt); err != nil {
+		if err := l.refunder.Refund(ctx.of(t.r, l.releaseTimeout), give, t.results[i].DecidedAt); err != nil {
 			l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		}
+	}
+}
+
+// releaseContext is the context of a request's releases and refunds: detached
+// from the request (which may have ended), bounded by the release timeout, and
+// made when first needed.
+type releaseContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// of returns the context, making it from r's on first use.
+func (c *releaseContext) of(r *http.Request, timeout time.Duration) context.Context {
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
+	}
+	return c.ctx
+}
+
+// end releases the context's timer, if it was made.
+func (c *releaseContext) end() {
+	if c.cancel != nil {
+		c.cancel()
 	}
 }
 

@@ -1,0 +1,72 @@
+package httpengine_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+// serveRecovering is serve, returning the panic that left it, if any.
+func serveRecovering(l *httpengine.Limiter, r *http.Request) (code int, panicked any) {
+	code = -1
+	defer func() { panicked = recover() }()
+	code = serve(l, r, ok).Code
+	return code, nil
+}
+
+// A settle function that panics (a bug in the application's code) panics the
+// request, but the limiter still releases every lease of the stack, including
+// those of policies after the one being settled: the next request is admitted,
+// not refused for as long as the process runs. The panicking policy keeps its
+// whole charge, as a request whose handler panicked does.
+func TestPanickingSettleLeaksNoLease(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	export := core.MustConcurrencyPolicy("export", 1, time.Minute)
+	l := httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(export, peerKey)),
+		httpengine.WithSettle(func(*http.Request, int, int64) int64 { panic("settle bug") }))
+	for i := range 3 {
+		code, panicked := serveRecovering(l, request("192.0.2.1:1"))
+		if panicked != "settle bug" || code != -1 {
+			t.Fatalf("request %d: answered %d, recovered %v; want the settle function's panic (a 429 is a lease never released)", i, code, panicked)
+		}
+	}
+	if got := left(t, store, api); got != 7 {
+		t.Fatalf("api has %d left after three requests whose settling panicked, want 7 (each keeps its charge)", got)
+	}
+}
+
+// panickingOnError is an Observer with a bug: OnError panics.
+type panickingOnError struct{}
+
+func (panickingOnError) OnDecision(*httpengine.Event) {}
+func (panickingOnError) OnError(*http.Request, error) { panic("observer bug") }
+
+// failingRefunds is a store whose refunds fail.
+type failingRefunds struct{ core.Store }
+
+func (failingRefunds) Refund(context.Context, core.Request, time.Time) error {
+	return errors.New("refund: connection reset")
+}
+
+// An observer that panics on the error of a failed refund panics the request,
+// but the leases of the stack's later policies are still released.
+func TestPanickingErrorObserverLeaksNoLease(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	export := core.MustConcurrencyPolicy("export", 1, time.Minute)
+	l := httpengine.Must(failingRefunds{store}, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(export, peerKey)),
+		httpengine.WithSettle(func(*http.Request, int, int64) int64 { return 0 }),
+		httpengine.WithObserver(panickingOnError{}))
+	for i := range 3 {
+		code, panicked := serveRecovering(l, request("192.0.2.1:1"))
+		if panicked != "observer bug" || code != -1 {
+			t.Fatalf("request %d: answered %d, recovered %v; want the observer's panic (a 429 is a lease never released)", i, code, panicked)
+		}
+	}
+}

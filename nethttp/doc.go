@@ -30,6 +30,8 @@
 //	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))(mux)
 //
+// A key without the method ("/api/report") covers the route for every method.
+//
 // keyfuncs.Route() reads r.Pattern, which the mux sets when it routes. It finds
 // one in a middleware on a pattern's handler, and around the mux only with
 // WithRouteCosts, whose lookup sets it first. Around the mux without

@@ -333,3 +333,33 @@ func TestRouteKeyAroundTheMux(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteCostsByPathCoverEveryMethod: a ServeMux pattern names a method ("GET
+// /api/report"), where chi, gin and echo name the path alone. A table written the
+// other routers' way ("/api/report") covers the route for every method rather than
+// silently matching nothing; a key naming the method wins over the path alone.
+func TestRouteCostsByPathCoverEveryMethod(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(20))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/report", hello)
+	mux.HandleFunc("POST /api/report", hello)
+	mux.HandleFunc("GET example.com/api/export", hello)
+	h := nethttp.Middleware(newStore(t), httplimit.Limit(api, peerIP.Key),
+		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5, "POST /api/report": 2, "example.com/api/export": 3}))(mux)
+	for _, step := range []struct {
+		method, target string
+		want           string
+	}{
+		{http.MethodGet, "/api/report", `"api";r=15;t=60`},                   // the path's cost
+		{http.MethodPost, "/api/report", `"api";r=13;t=60`},                  // the method's own entry
+		{http.MethodGet, "http://example.com/api/export", `"api";r=10;t=60`}, // a host pattern, by host and path
+	} {
+		r := httptest.NewRequest(step.method, step.target, nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := w.Header().Get("RateLimit"); w.Code != http.StatusOK || got != step.want {
+			t.Fatalf("%s %s: %d, RateLimit %q; want 200 and %q", step.method, step.target, w.Code, got, step.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -280,7 +281,7 @@ func (t *Ticket) Request() *http.Request {
 func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 	cost := l.cost
 	if l.routeCosts != nil {
-		if c, ok := l.routeCosts[r.Pattern]; ok {
+		if c, ok := l.routeCost(r.Pattern); ok {
 			cost = c
 		}
 	}
@@ -329,6 +330,21 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 		}
 	}
 	return nil
+}
+
+// routeCost is the cost WithRouteCosts sets for the route pattern. A ServeMux
+// pattern names a method ("GET /api/report") where the other routers name the
+// path alone; a table entry without the method covers the route for every method,
+// and one with the method wins over it.
+func (l *Limiter) routeCost(pattern string) (int64, bool) {
+	if c, ok := l.routeCosts[pattern]; ok {
+		return c, true
+	}
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 { // split as the ServeMux does
+		c, ok := l.routeCosts[strings.TrimLeft(pattern[i+1:], " \t")]
+		return c, ok
+	}
+	return 0, false
 }
 
 // fail ends t as Failed with err, logs it and tells the observer.

@@ -41,7 +41,8 @@ func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 // WithRouteCosts sets the cost of requests per route, from one app-wide
 // middleware: costs maps a route pattern, exactly as the router names it, to the
 // cost of its requests. The pattern is r.Pattern with net/http (such as
-// "GET /api/report"), chi's RoutePattern ("/api/report"), gin's FullPath and
+// "GET /api/report"; an entry without the method, "/api/report", covers every
+// method of the route), chi's RoutePattern ("/api/report"), gin's FullPath and
 // echo's Path; the router packages find it before the decision, also under a
 // ServeMux that mounts the router and has set r.Pattern to its own (nethttp's
 // middleware must wrap the ServeMux itself, and panics around any other handler,

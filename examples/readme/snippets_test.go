@@ -70,7 +70,19 @@ func keys() keyfuncs.KeyFunc {
 	})
 	valid := keyfuncs.APIKeySet("k1", "k2") // or a func(ctx, key) (bool, error) over your key store
 	key := keyfuncs.FirstOf(keyfuncs.ValidAPIKey("X-API-Key", valid), ip.Key)
+	subnet, err := ip.Subnet(24, 56) // the client's /24 (IPv4) or /56 (IPv6); an error for bits out of range
+	_, _ = subnet, err
 	return key
+}
+
+// "Use it on your router": a limit on one route.
+func perRoute(r chi.Router, g *gin.Engine, e *echo.Echo, mux *http.ServeMux, store core.Store, account core.Policy,
+	loginHandler http.Handler, ginLogin gin.HandlerFunc, echoLogin echo.HandlerFunc) {
+	login := httplimit.Limit(account, keyfuncs.FormUsername("username"))
+	mux.Handle("POST /login", nethttp.Middleware(store, login)(loginHandler))     // net/http
+	r.With(chimw.Middleware(store, login)).Method("POST", "/login", loginHandler) // chi
+	g.POST("/login", ginmw.Middleware(store, login), ginLogin)                    // gin
+	e.POST("/login", echoLogin, echomw.Middleware(store, login))                  // echo
 }
 
 // "Algorithms": a decision in Go, without HTTP.
@@ -83,8 +95,8 @@ func decide(ctx context.Context, store core.Store, api core.Policy) {
 	}
 }
 
-// "Redis in production": resilient plus metrics.
-func production(ctx context.Context, mux *http.ServeMux, limit httplimit.Limits) error {
+// "Redis in production": resilient plus metrics, a complete function.
+func run(ctx context.Context) error {
 	shared, err := redisstore.Dial([]string{"10.0.0.5:6379"}) // several addresses: Cluster
 	if err != nil {
 		return err
@@ -106,10 +118,17 @@ func production(ctx context.Context, mux *http.ServeMux, limit httplimit.Limits)
 	if err := store.Check(ctx); errors.Is(err, resilient.ErrPermanent) {
 		return err // this Redis cannot run the limiter: fail at start-up
 	}
-	mw := chimw.Middleware(store, limit, httplimit.WithObserver(metrics.HTTPObserver()))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	_ = mw
-	return nil
+
+	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
+	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{}) // list your proxies in TrustedProxies
+	r := chi.NewRouter()
+	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key),
+		httplimit.WithObserver(metrics.HTTPObserver())))
+	// ... your routes on r
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{})) // not limited
+	mux.Handle("/", r)
+	return http.ListenAndServe(":8080", mux)
 }
 
 // "Metrics": the HTTP observer on any store.

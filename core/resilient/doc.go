@@ -18,7 +18,7 @@
 //     refill.
 //   - Circuit breakers (WithBreaker, WithFailureRate) open on a failure rate over a
 //     window with a minimum of calls, once a probe confirms the outage; for a store that
-//     names its keys (keyNamer: the Redis store) there is one per Cluster slot, so a
+//     names its keys (the Redis store) there is one per Cluster slot, so a
 //     stuck master affects only the keys that live on it. While open, a breaker probes
 //     in the background, with or without traffic, and closes after two good probes in
 //     a row (WithRecoveryProbes).
@@ -29,7 +29,7 @@
 //     at error level. Check runs real decisions at start-up to find them early.
 //   - A local pre-limiter refuses keys the shared store refused, without a round trip,
 //     until their Retry-After has passed: hot abusive keys cost the store nothing.
-//   - Observability: an Monitor hook for decisions, store calls (latency, error kind),
+//   - Observability: a Monitor hook for decisions, store calls (latency, error kind),
 //     fallback transitions and local refusals (core/prommetrics implements it for
 //     Prometheus), warn logs for every transition into and out of fallback with how
 //     long it lasted, and sampled decision logs at debug level through log/slog that name the key's

@@ -28,8 +28,11 @@ const (
 	Concurrency Algorithm = "concurrency"
 )
 
-// Algorithms lists every algorithm, rate algorithms first.
-var Algorithms = []Algorithm{TokenBucket, GCRA, FixedWindow, SlidingLog, SlidingWindow, LeakyBucket, Concurrency}
+// Algorithms lists every algorithm, rate algorithms first, in a slice of the
+// caller's own (a package-level slice could be changed by any importer).
+func Algorithms() []Algorithm {
+	return []Algorithm{TokenBucket, GCRA, FixedWindow, SlidingLog, SlidingWindow, LeakyBucket, Concurrency}
+}
 
 // Valid reports whether a is a known algorithm.
 func (a Algorithm) Valid() bool {

@@ -98,7 +98,7 @@ func TestMustPolicyPanicsOnInvalid(t *testing.T) {
 }
 
 func TestParseAlgorithm(t *testing.T) {
-	for _, a := range Algorithms {
+	for _, a := range Algorithms() {
 		if got, err := ParseAlgorithm(string(a)); err != nil || got != a {
 			t.Errorf("ParseAlgorithm(%q) = %q, %v", a, got, err)
 		}

@@ -203,8 +203,8 @@ func FuzzBatchArguments(f *testing.F) {
 		f.Add(seed)
 	}
 	server, client := newFuzzRedis(f)
-	sources := make([]string, 0, len(core.Algorithms))
-	for _, a := range core.Algorithms {
+	sources := make([]string, 0, len(core.Algorithms()))
+	for _, a := range core.Algorithms() {
 		sources = append(sources, loadScripts(1000).batch[a].source)
 	}
 	f.Fuzz(func(t *testing.T, line string) {

@@ -29,6 +29,7 @@ func FuzzMixedPoliciesMatchStep(f *testing.F) {
 	f.Add(uint8(6), uint8(1), uint32(2), uint32(5), uint32(800), uint32(1000), []byte{0, 1, 2, 0, 1, 0, 0, 1, 3, 90, 1, 2})
 	stores := newFuzzStores(f)
 	ctx := context.Background()
+	algorithms := core.Algorithms()
 	f.Fuzz(func(t *testing.T, alg0, alg1 uint8, limit0, limit1, period0, period1 uint32, trace []byte) {
 		stores.server.FlushAll()
 		policies := [2]core.Policy{}
@@ -36,7 +37,7 @@ func FuzzMixedPoliciesMatchStep(f *testing.F) {
 			alg           uint8
 			limit, period uint32
 		}{{alg0, limit0, period0}, {alg1, limit1, period1}} {
-			alg := core.Algorithms[int(spec.alg)%len(core.Algorithms)]
+			alg := algorithms[int(spec.alg)%len(algorithms)]
 			rate := core.Rate{Limit: 1 + int64(spec.limit%50), Period: time.Duration(1+spec.period%3_600_000) * time.Millisecond}
 			name := []string{"first", "second"}[i]
 			var err error

@@ -28,9 +28,10 @@ func FuzzScriptsMatchStep(f *testing.F) {
 	f.Add(uint8(6), uint32(2), uint32(500), uint32(0), []byte{0, 0, 0, 0, 0, 0, 90, 0, 0})
 	stores := newFuzzStores(f)
 	ctx := context.Background()
+	algorithms := core.Algorithms()
 	f.Fuzz(func(t *testing.T, algorithm uint8, limit, period, burst uint32, trace []byte) {
 		stores.server.FlushAll()
-		alg := core.Algorithms[int(algorithm)%len(core.Algorithms)]
+		alg := algorithms[int(algorithm)%len(algorithms)]
 		rate := core.Rate{Limit: 1 + int64(limit%5000), Period: time.Duration(1+period%86_400_000) * time.Millisecond}
 		var options []core.Option
 		if burst%4 != 0 && alg != core.Concurrency {

@@ -54,12 +54,12 @@ type scripts struct {
 // loadScripts builds the scripts of a store whose TTL margin is marginMs.
 func loadScripts(marginMs int64) scripts {
 	s := scripts{
-		stack:   make(map[core.Algorithm]*script, len(core.Algorithms)),
-		batch:   make(map[core.Algorithm]*script, len(core.Algorithms)),
+		stack:   make(map[core.Algorithm]*script),
+		batch:   make(map[core.Algorithm]*script),
 		singles: &singleCache{marginMs: marginMs},
 	}
 	all := []string{"common.lua", "instant.lua"}
-	for _, a := range core.Algorithms {
+	for _, a := range core.Algorithms() {
 		files := filesOf(a)
 		s.stack[a] = newScript(concat(append(files, "stack.lua")...))
 		s.batch[a] = newScript(concat(append(files, "batch.lua")...))

@@ -20,7 +20,7 @@ func TestSingleScriptArguments(t *testing.T) {
 	server := miniredis.RunT(t)
 	client := redis.NewClient(&redis.Options{Addr: server.Addr()})
 	t.Cleanup(func() { client.Close() })
-	for _, alg := range core.Algorithms {
+	for _, alg := range core.Algorithms() {
 		var p core.Policy
 		if alg == core.Concurrency {
 			p = core.MustConcurrencyPolicy("single", 5, time.Second)

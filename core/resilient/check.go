@@ -22,7 +22,7 @@ const checkTimeout = 5 * time.Second
 // enough that checks from many replicas are admitted, and quick to expire.
 func checkPolicies() []core.Policy {
 	var policies []core.Policy
-	for _, a := range core.Algorithms {
+	for _, a := range core.Algorithms() {
 		name := "ratelimit-check-" + string(a)
 		if a == core.Concurrency {
 			policies = append(policies, core.MustConcurrencyPolicy(name, 1000, time.Second))

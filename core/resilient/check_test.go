@@ -18,7 +18,7 @@ func TestCheckClassifies(t *testing.T) {
 	if err := r.store.Check(ctx); err != nil {
 		t.Fatalf("a working store: %v", err)
 	}
-	if got := r.shared.calls.Load(); got != int64(len(core.Algorithms))+2 {
+	if got := r.shared.calls.Load(); got != int64(len(core.Algorithms()))+2 {
 		t.Fatalf("Check made %d calls, want one per algorithm, a release and a stack", got)
 	}
 

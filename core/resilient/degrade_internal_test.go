@@ -42,7 +42,7 @@ func TestDivide(t *testing.T) {
 // n replicas together never admit more than the policy's rate and capacity, whenever
 // the policy has at least n units of both.
 func TestDivideNeverExceedsTheWhole(t *testing.T) {
-	for _, a := range core.Algorithms {
+	for _, a := range core.Algorithms() {
 		for _, limit := range []int64{7, 10, 60, 1000} {
 			for n := int64(1); n <= 7; n++ {
 				var p core.Policy

@@ -69,7 +69,7 @@ func TestGCRARemainingIsNeverNegativeWhenTheClockGoesBack(t *testing.T) {
 // algorithm reports a negative Remaining.
 func TestRemainingIsNeverNegative(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	for _, alg := range core.Algorithms {
+	for _, alg := range core.Algorithms() {
 		if alg == core.Concurrency {
 			continue // Remaining is the free slots: never below zero by construction
 		}

@@ -22,7 +22,7 @@ func serveRecovering(l *httpengine.Limiter, r *http.Request) (code int, panicked
 // A settle function that panics (a bug in the application's code) panics the
 // request, but the limiter still releases every lease of the stack, including
 // those of policies after the one being settled: the next request is admitted,
-// not refused for as long as the process runs. The panicking policy keeps its
+// not refused until the leaked lease times out. The panicking policy keeps its
 // whole charge, as a request whose handler panicked does.
 func TestPanickingSettleLeaksNoLease(t *testing.T) {
 	store, _ := newStore(t)

@@ -118,9 +118,8 @@ func RunOptions(t *testing.T, mount Mount) {
 	// An observer that panics when told of an admitted request's decision (at the
 	// request's end) panics the request, as any panic of the application's code
 	// does (which gin.Default's recovery answers with 500), but the limiter has
-	// settled first: the concurrency lease is released,
-	// so the next request is admitted rather than refused for as long as the
-	// process runs.
+	// settled first: the concurrency lease is released, so the next request is
+	// admitted rather than refused until the leaked lease times out.
 	t.Run("a panicking observer leaks no lease", func(t *testing.T) {
 		export := core.MustConcurrencyPolicy("export", 1, time.Minute)
 		h := mount(newStore(t), httpengine.Limit(export, ip.Key), httpengine.WithObserver(panickingObserver{}))

@@ -264,6 +264,9 @@ func TestMaxInFlight(t *testing.T) {
 	r := newRig(t, resilient.WithMode(resilient.Open), resilient.WithMaxInFlight(1), resilient.WithBreaker(100, time.Second), resilient.WithDeadline(testDeadline))
 	r.shared.set(nil, true, true)
 	r.decide(t, perMinute5, "k") // abandoned, still in flight
+	// The abandoned call runs on its own goroutine, which a loaded machine may not
+	// have started by the deadline.
+	waitFor(t, "the abandoned call to reach the store", func() bool { return r.shared.calls.Load() > 0 })
 	r.decide(t, perMinute5, "k")
 	if got := r.shared.calls.Load(); got != 1 {
 		t.Fatalf("%d calls reached the store, want 1", got)

@@ -175,6 +175,8 @@ func TestBreakerRecovery(t *testing.T) {
 	waitFor(t, "recovery without traffic", func() bool {
 		return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api")
 	})
+	// The prober logs the return and tells the Monitors after the fallback has ended.
+	waitFor(t, "the return reported", func() bool { return len(r.rec.transitions()) >= 2 })
 	if res := r.decide(t, perMinute5, "fresh"); !res.Allowed || res.Unenforced {
 		t.Fatalf("after recovery: %+v", res)
 	}

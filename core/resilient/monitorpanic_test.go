@@ -31,6 +31,8 @@ func TestPanickingMonitorChangesNothing(t *testing.T) {
 	buggy := &buggyMonitor{}
 	r := newRig(t, resilient.WithMonitor(buggy))
 	continueFromTheLastSharedAnswer(t, r)
+	// The prober tells the Monitors of the return after the fallback has ended.
+	waitFor(t, "the return reported", func() bool { return len(r.rec.transitions()) >= 2 })
 	if got := r.rec.transitions(); len(got) != 2 || got[0] != "api>local" || got[1] != "api>shared" {
 		t.Fatalf("the other Monitor saw transitions %v, want api>local then api>shared", got)
 	}

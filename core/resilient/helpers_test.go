@@ -224,6 +224,7 @@ type rig struct {
 	rec    *recorder
 	log    *syncBuffer
 	store  *resilient.Store
+	reads  atomic.Int64 // how many times the Store has read the clock
 }
 
 // rigDeadline is the deadline of the rigs' stores: long, so that a slow machine never
@@ -243,8 +244,9 @@ func newRig(t testing.TB, options ...resilient.Option) *rig {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	now := func() time.Time { r.reads.Add(1); return r.clock.Now() }
 	base := []resilient.Option{
-		resilient.WithClock(r.clock.Now), resilient.WithLocalStore(local), resilient.WithMonitor(r.rec),
+		resilient.WithClock(now), resilient.WithLocalStore(local), resilient.WithMonitor(r.rec),
 		resilient.WithLogger(logger), resilient.WithDeadline(rigDeadline), resilient.WithBreaker(3, time.Second),
 		resilient.WithFailureRate(0.5, 3, time.Minute), resilient.WithRecoveryProbes(1),
 		resilient.WithStoreName("fake"),
@@ -273,6 +275,19 @@ func (r *rig) decide(t testing.TB, p core.Policy, key string) core.Result {
 		t.Fatalf("decide %s %q: %v", p.Name(), key, err)
 	}
 	return res
+}
+
+// probeTimed waits, once a background probe has reached the shared store, until the
+// prober has read the clock since: for the probe's outcome, which sets the next probe
+// a cooldown after it, or at its next tick, which comes later (unless the probe closed
+// the breaker, which stops the prober). An advance made before that read would move
+// the next probe a cooldown past the advanced clock.
+func (r *rig) probeTimed(t testing.TB) {
+	t.Helper()
+	reads := r.reads.Load()
+	waitFor(t, "the probe's outcome", func() bool {
+		return r.reads.Load() > reads || r.store.Breaker() == resilient.BreakerClosed
+	})
 }
 
 // trip makes the shared store fail and decides until the breaker is open.

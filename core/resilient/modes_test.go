@@ -166,7 +166,7 @@ func TestBreakerRecovery(t *testing.T) {
 	}
 	r.clock.Advance(time.Second)
 	waitFor(t, "the background probe", func() bool { return r.shared.calls.Load() == calls+1 })
-	time.Sleep(20 * time.Millisecond) // the probe's outcome is recorded after its call returns
+	r.probeTimed(t)
 	if got := r.shared.calls.Load(); got != calls+1 || r.store.Breaker() != resilient.BreakerOpen {
 		t.Fatalf("one failed probe: %d calls, breaker %v", got-calls, r.store.Breaker())
 	}

@@ -185,6 +185,15 @@ func TestRedisRecoveryTwoReplicas(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			t.Logf("both replicas back on the shared store %v after the server returned", time.Since(downFor).Round(time.Millisecond))
+			// A return the prober found is logged and reported after the fallback has ended.
+			waitFor(t, "the returns reported", func() bool {
+				for _, r := range []*replica{a, b} {
+					if metricValue(scrapeRegistry(t, r.registry), "ratelimit_fallback_transitions_total", "policy", "api", "to", "shared") < 1 {
+						return false
+					}
+				}
+				return true
+			})
 			// One shared limit again: 10 in all, however the requests are spread.
 			admitted = 0
 			for i := 0; i < 15; i++ {

@@ -148,9 +148,12 @@ func emission(req *core.Request) time.Duration {
 // when res admitted, ends the key's settlement (see settle). unsettled is the part
 // of owed that slow calls admitted: when the charge fails, the key's next admission
 // charges it. It reports whether the shared store took less than unsettled because
-// it had less left: then it granted units those calls had granted already. The rest
-// of owed, the local allowance's debt, only brings the shared store down to what
-// that allowance has left, and may fall short without granting anything twice.
+// it had less left: then it granted units those calls had granted already, and res,
+// when it admitted, is refused by the caller, its charge standing for theirs; what
+// that charge does not cover, all of it after a refusal, which holds no charge,
+// stays for the key's next admission to charge. The rest of owed, the local
+// allowance's debt, only brings the shared store down to what that allowance has
+// left, and may fall short without granting anything twice.
 func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled, now int64) (unpaid bool) {
 	owed = min(owed, req.Policy.Capacity())
 	var landed int64
@@ -181,7 +184,17 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 	if res.Allowed {
 		s.memo.settled(req, now)
 	}
-	return landed < unsettled
+	if landed >= unsettled {
+		return false
+	}
+	owing := unsettled - landed
+	if res.Allowed {
+		owing -= req.EffectiveCost()
+	}
+	if owing > 0 {
+		s.memo.addUnsettled(req, owing)
+	}
+	return true
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter

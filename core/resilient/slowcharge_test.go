@@ -73,3 +73,32 @@ func TestSlowStackAdmissionIsNotGrantedAgain(t *testing.T) {
 		t.Fatalf("the account then admits %d of 5, want 3: it spent 2 (B's charge given back)", got)
 	}
 }
+
+// A slow admission stays owed past a refusal: the key's next shared answer refuses it
+// (another instance spent the unit the last answer left), so there is no charge to
+// stand for the slow call's and no room to charge it; the key's next admission there
+// pays it. Dropping it with the refusal let the key admit 4 in 31s at 2 a minute.
+func TestSlowAdmissionIsOwedPastARefusal(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 1_000_000, time.Minute))
+	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(2))
+	if res := r.decide(t, p, "k"); !res.Allowed || res.Remaining != 1 {
+		t.Fatalf("healthy: %+v; want admitted with 1 left", res)
+	}
+	// Another instance spends the unit the answer left; this one does not hear of it.
+	if res, err := r.shared.mem.Decide(context.Background(), core.Request{Policy: p, Key: "k"}); err != nil || !res.Allowed {
+		t.Fatalf("another instance: %+v, %v", res, err)
+	}
+	r.shared.fail(errDown)
+	if res := r.decide(t, p, "k"); !res.Allowed {
+		t.Fatalf("a slow call on an answer that left 1: %+v; want admitted", res)
+	}
+	r.shared.heal()
+	if res := r.decide(t, p, "k"); res.Allowed {
+		t.Fatalf("back on the shared store, which has nothing left: %+v; want refused", res)
+	}
+	r.clock.Advance(31 * time.Second) // one unit back, past the refusal's Retry-After
+	calls := r.shared.calls.Load()
+	if res := r.decide(t, p, "k"); res.Allowed || r.shared.calls.Load() == calls {
+		t.Fatalf("the unit back, owed to the slow admission: %+v; want refused by the shared store", res)
+	}
+}

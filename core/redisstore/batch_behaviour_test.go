@@ -25,6 +25,7 @@ type pipelineGate struct {
 	hold    chan struct{} // closed by release
 	holding chan struct{} // closed when the first pipeline is held
 	once    sync.Once
+	all     bool // hold every command until release, not only the first
 }
 
 type gateRecord struct {
@@ -64,9 +65,12 @@ func (g *pipelineGate) pass(ctx context.Context, cmds []redis.Cmder, pipelined b
 	g.mu.Lock()
 	g.sent = append(g.sent, gateRecord{at: time.Now(), cmds: len(cmds), args: len(cmds[0].Args()), pipelined: pipelined})
 	first := len(g.sent) == 1
+	all := g.all
 	g.mu.Unlock()
 	if first {
 		close(g.holding)
+	}
+	if first || all {
 		select {
 		case <-g.hold:
 		case <-ctx.Done():
@@ -209,8 +213,18 @@ func TestBatchWindowAndMaxBatch(t *testing.T) {
 // A caller whose context ends returns at once: before its decision leaves, the
 // decision is dropped and never charged; after, the others of its batch are unharmed.
 func TestBatchCallerContexts(t *testing.T) {
-	store, gate, client := gatedStore(t, redisstore.MaxBatchWindow, 64)
+	// Every sender busy, held by the gate: a lone decision, then one batch per
+	// sender (a zero window sends each at once), so that later decisions wait in
+	// the queue for as long as the test needs.
+	store, gate, client := gatedStoreIdle(t, 0, 64)
+	gate.mu.Lock()
+	gate.all = true
+	gate.mu.Unlock()
 	p := core.MustPolicy("gated", core.GCRA, core.PerSecond(1000))
+	for i := range 3 {
+		go store.Decide(context.Background(), core.Request{Policy: p, Key: fmt.Sprint("busy", i)})
+		waitUntil(t, "a sender held", func() bool { return len(gate.records()) == i+1 })
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -222,7 +236,7 @@ func TestBatchCallerContexts(t *testing.T) {
 		_, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "stays"})
 		stays <- err
 	}()
-	time.Sleep(time.Millisecond) // both queue behind the held batch
+	waitUntil(t, "both decisions queued", func() bool { return redisstore.PendingCalls(store) == 2 })
 	cancel()
 	select {
 	case err := <-done:
@@ -232,12 +246,15 @@ func TestBatchCallerContexts(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the cancelled caller did not return")
 	}
+	gate.release()
 	if err := <-stays; err != nil {
 		t.Fatalf("its neighbour failed: %v", err)
 	}
-	gate.release()
 	if n, err := client.Exists(context.Background(), store.Key(p, "leaves")).Result(); err != nil || n != 0 {
 		t.Fatalf("the dropped decision was charged: EXISTS %d %v", n, err)
+	}
+	if n, err := client.Exists(context.Background(), store.Key(p, "stays")).Result(); err != nil || n != 1 {
+		t.Fatalf("its neighbour was not charged: EXISTS %d %v", n, err)
 	}
 	// A deadline that ends while the caller's decision is in flight, held (alone, it
 	// left as one command from the caller's goroutine).
@@ -299,5 +316,15 @@ func TestBatchCloseStopsGoroutines(t *testing.T) {
 	}
 	if _, err := store.Decide(context.Background(), core.Request{Policy: p, Key: "late"}); !errors.Is(err, redisstore.ErrClosed) {
 		t.Fatalf("a decision after Close: %v, want ErrClosed", err)
+	}
+}
+
+// waitUntil polls cond until it holds, failing the test after 5 seconds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 5s", what)
+		}
 	}
 }

@@ -30,3 +30,15 @@ func FlushBatch(s *Store, ctx context.Context, reqs []core.Request) ([]core.Resu
 	}
 	return results, errs
 }
+
+// PendingCalls is how many decisions wait in a standalone batching store's queue,
+// not yet taken into a batch.
+func PendingCalls(s *Store) int {
+	q := s.batch.single.Load()
+	if q == nil {
+		return 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending)
+}

@@ -122,23 +122,38 @@ func RunOptions(t *testing.T, mount Mount) {
 	// admitted rather than refused until the leaked lease times out.
 	t.Run("a panicking observer leaks no lease", func(t *testing.T) {
 		export := core.MustConcurrencyPolicy("export", 1, time.Minute)
-		h := mount(newStore(t), httpengine.Limit(export, ip.Key), httpengine.WithObserver(panickingObserver{}))
-		for i := range 3 {
-			w := httptest.NewRecorder()
-			panicked := func() (p any) {
-				defer func() { p = recover() }()
-				r := httptest.NewRequest(http.MethodGet, "/x", nil)
-				r.RemoteAddr = "203.0.113.5:4000"
-				h.ServeHTTP(w, r)
-				return nil
-			}()
-			// The panic reaches the caller, or the router's own recovery answers 500
-			// (gin.Default); a 429 is a lease an earlier request never released.
-			if reachedCaller := panicked == "metrics bug" && w.Code == http.StatusOK; !reachedCaller && w.Code != http.StatusInternalServerError {
-				t.Fatalf("request %d: %d, recovered %v; want the observer's panic, or the router's 500 for it", i, w.Code, panicked)
-			}
-		}
+		panicsLeakingNoLease(t, mount(newStore(t), httpengine.Limit(export, ip.Key), httpengine.WithObserver(panickingObserver{})), "metrics bug")
 	})
+	// A settle function that panics, on a stack whose concurrency lease comes after
+	// the policy it settles: the lease is still released.
+	t.Run("a panicking settle function leaks no lease", func(t *testing.T) {
+		api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+		export := core.MustConcurrencyPolicy("export", 1, time.Minute)
+		settle := httpengine.WithSettle(func(*http.Request, int, int64) int64 { panic("settle bug") })
+		panicsLeakingNoLease(t, mount(newStore(t), httpengine.Stack(httpengine.Limit(api, ip.Key), httpengine.Limit(export, ip.Key)), settle), "settle bug")
+	})
+}
+
+// panicsLeakingNoLease sends three requests through h, whose limiter's one-lease
+// concurrency policy must be released by each although the application's code
+// panics with bug at the request's end.
+func panicsLeakingNoLease(t *testing.T, h http.Handler, bug string) {
+	t.Helper()
+	for i := range 3 {
+		w := httptest.NewRecorder()
+		panicked := func() (p any) {
+			defer func() { p = recover() }()
+			r := httptest.NewRequest(http.MethodGet, "/x", nil)
+			r.RemoteAddr = "203.0.113.5:4000"
+			h.ServeHTTP(w, r)
+			return nil
+		}()
+		// The panic reaches the caller, or the router's own recovery answers 500
+		// (gin.Default); a 429 is a lease an earlier request never released.
+		if reachedCaller := panicked == bug && w.Code == http.StatusOK; !reachedCaller && w.Code != http.StatusInternalServerError {
+			t.Fatalf("request %d: %d, recovered %v; want the panic %q, or the router's 500 for it", i, w.Code, panicked, bug)
+		}
+	}
 }
 
 // panickingObserver is an Observer with a bug: OnDecision panics for admitted requests.

@@ -1,8 +1,9 @@
 // Package adaptertest is the suite every router adapter of core/httpengine runs
 // through its real router:
 //
-//   - RunOptions: shadow mode, a skipper, a policy per request and the
-//     leaky-bucket wait, behind one middleware (a Mount);
+//   - RunOptions: shadow mode, a skipper, a policy per request, the
+//     leaky-bucket wait, and leases released when an observer or a settle
+//     function panics, behind one middleware (a Mount);
 //
 //   - RunComposition: limiters declared app-wide and per route make one decision
 //     per request (the same policy charged once at the inner cost, different
@@ -12,13 +13,18 @@
 //
 //   - RunPerIP: the one-line limiter, and that dropping it leaks no goroutine;
 //
-//   - CheckLayeredExample and BurstThenRefusal: the router examples' programs.
+//   - CheckLayeredExample and BurstThenRefusal: the router examples' programs;
 //
-//     func TestEngineOptionsThroughTheRouter(t *testing.T) {
-//     adaptertest.RunOptions(t, func(store core.Store, limits httpengine.Limits, options ...httpengine.Option) http.Handler {
-//     mux := http.NewServeMux()
-//     mux.Handle("GET /x", nethttp.Middleware(store, limits, options...)(http.HandlerFunc(ok)))
-//     return mux
-//     })
-//     }
+//   - RunMountedRouteCosts and RunJSONLoginDecoys: route costs under a mounting
+//     ServeMux, and decoy fields in a JSON login.
+//
+// A router package runs them in its tests:
+//
+//	func TestEngineOptionsThroughTheRouter(t *testing.T) {
+//		adaptertest.RunOptions(t, func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+//			mux := http.NewServeMux()
+//			mux.Handle("GET /x", nethttp.Middleware(store, limits, options...)(http.HandlerFunc(ok)))
+//			return mux
+//		})
+//	}
 package adaptertest

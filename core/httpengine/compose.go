@@ -145,7 +145,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			}
 		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
 			excess := held[e] - reqs[e].EffectiveCost()
-			if l.giveBackOne(prev, i, excess) {
+			if l.giveBackOne(t, prev, i, excess) {
 				res.Remaining = min(res.Limit, res.Remaining+excess)
 			}
 		}
@@ -156,16 +156,16 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	}
 	if allowed {
 		for _, i := range undo {
-			l.giveBackOne(prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
+			l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
 		}
 	} else if prev.allowed {
 		for e, i := range from {
 			if i >= 0 && held[e] > 0 {
-				l.giveBackOne(prev, i, held[e])
+				l.giveBackOne(t, prev, i, held[e])
 			}
 		}
 		for _, i := range undo {
-			l.giveBackOne(prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
+			l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
 		}
 	}
 
@@ -202,14 +202,17 @@ func heldBy(req *core.Request, res *core.Result) int64 {
 
 // giveBackOne gives back amount of prev's charge of its i-th request: the lease
 // of a concurrency policy, or a refund. It reports whether the store took it
-// back; failures go to the observers.
-func (l *Limiter) giveBackOne(prev *Ticket, i int, amount int64) bool {
+// back. A failure is kept in t, the merged decision, and goes to the observers
+// when t finishes: an observer that panics (a bug in the application) then
+// panics the request after its leases are released, not midway through the
+// merge, where it would leak the leases the merged decision just took.
+func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
 	req := prev.reqs[i]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
 	defer cancel()
 	if lease := prev.results[i].Lease; lease != 0 {
 		if err := l.store.Release(ctx, req, lease); err != nil {
-			l.afterError(prev.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
+			t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
 			return false
 		}
 		prev.results[i].Lease = 0
@@ -220,7 +223,7 @@ func (l *Limiter) giveBackOne(prev *Ticket, i int, amount int64) bool {
 	}
 	req.Cost, req.Lease = amount, 0
 	if err := l.refunder.Refund(ctx, req, prev.results[i].DecidedAt); err != nil {
-		l.afterError(prev.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+		t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		return false
 	}
 	return true

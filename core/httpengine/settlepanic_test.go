@@ -70,3 +70,35 @@ func TestPanickingErrorObserverLeaksNoLease(t *testing.T) {
 		}
 	}
 }
+
+// nestedRecovering is nested, returning the panic that left it, if any.
+func nestedRecovering(outer, inner *httpengine.Limiter, r *http.Request) (code int, panicked any) {
+	code = -1
+	defer func() { panicked = recover() }()
+	code = nested(outer, inner, r).Code
+	return code, nil
+}
+
+// An observer that panics on the error of a refund that failed while an inner
+// Limiter merged its decision (the outer one charged more than the inner costs)
+// panics the request, but the lease the merged decision took for the inner
+// Limiter's concurrency policy is still released: the error is reported once the
+// request's leases are given back, never midway through the merge.
+func TestPanickingErrorObserverDuringAMergeLeaksNoLease(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	export := core.MustConcurrencyPolicy("export", 1, time.Minute)
+	outer := httpengine.Must(failingRefunds{store}, httpengine.Limit(api, peerKey), httpengine.WithCost(2))
+	inner := httpengine.Must(failingRefunds{store}, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(export, peerKey)),
+		httpengine.WithObserver(panickingOnError{}))
+	for i := range 3 {
+		code, panicked := nestedRecovering(outer, inner, request("192.0.2.1:1"))
+		if panicked != "observer bug" || code != -1 {
+			t.Fatalf("request %d: answered %d, recovered %v; want the observer's panic", i, code, panicked)
+		}
+	}
+	if w := serve(inner, request("192.0.2.1:1"), ok); w.Code != http.StatusOK {
+		t.Fatalf("the inner Limiter alone answers %d (RateLimit %q), want 200: a merged request leaked its export lease",
+			w.Code, w.Header().Get("RateLimit"))
+	}
+}

@@ -65,6 +65,7 @@ type Ticket struct {
 	scope          *scope        // the request's scope, where this ticket is an admitted decision
 	outer          *Ticket       // the request's admitted decision before this one, not finished yet
 	extraObservers []Observer    // observers of absorbed tickets other than the Limiter's own
+	mergeErrors    []error       // what the merge failed to give back of the outer decision, reported at Finish
 	ownReqs        []core.Request
 	ownResults     []core.Result
 	mergedReqs     []core.Request
@@ -450,6 +451,9 @@ func (t *Ticket) Finish(status int, completed bool) {
 		}
 		l.giveBack(t, how, status)
 	}
+	for _, err := range t.mergeErrors {
+		l.afterError(t.r, err)
+	}
 	if t.eventDue {
 		l.notify(t)
 	}
@@ -603,6 +607,9 @@ func (t *Ticket) reset() {
 		t.next, t.scope, t.outer = nil, nil, nil
 	}
 	t.eventDue, t.absorbed = false, false
+	if t.mergeErrors != nil {
+		t.mergeErrors = nil
+	}
 	if t.merged {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults

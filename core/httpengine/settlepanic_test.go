@@ -13,10 +13,20 @@ import (
 
 // serveRecovering is serve, returning the panic that left it, if any.
 func serveRecovering(l *httpengine.Limiter, r *http.Request) (code int, panicked any) {
+	return recovering(func() int { return serve(l, r, ok).Code })
+}
+
+// nestedRecovering is nested, returning the panic that left it, if any.
+func nestedRecovering(outer, inner *httpengine.Limiter, r *http.Request) (code int, panicked any) {
+	return recovering(func() int { return nested(outer, inner, r).Code })
+}
+
+// recovering returns the status code answer returns, or -1 and the panic that
+// left it.
+func recovering(answer func() int) (code int, panicked any) {
 	code = -1
 	defer func() { panicked = recover() }()
-	code = serve(l, r, ok).Code
-	return code, nil
+	return answer(), nil
 }
 
 // A settle function that panics (a bug in the application's code) panics the
@@ -69,14 +79,6 @@ func TestPanickingErrorObserverLeaksNoLease(t *testing.T) {
 			t.Fatalf("request %d: answered %d, recovered %v; want the observer's panic (a 429 is a lease never released)", i, code, panicked)
 		}
 	}
-}
-
-// nestedRecovering is nested, returning the panic that left it, if any.
-func nestedRecovering(outer, inner *httpengine.Limiter, r *http.Request) (code int, panicked any) {
-	code = -1
-	defer func() { panicked = recover() }()
-	code = nested(outer, inner, r).Code
-	return code, nil
 }
 
 // An observer that panics on the error of a refund that failed while an inner

@@ -5,10 +5,10 @@
 // Applications import httplimit, to declare their limits, and a router package;
 // import httpengine only to write an adapter for another router. The vocabulary
 // both share (Limits, Option, Observer, Event, Fields, KeyFallback, Denial, …) is
-// defined here and re-exported by httplimit, whose documentation explains it:
-// what a request goes through, each option, and how nested limiters compose into
-// one decision. Its errors are prefixed "httplimit:", after the package the
-// application writes its configuration with.
+// defined here and re-exported by httplimit, whose documentation (with
+// docs/composition.md) explains it: what a request goes through, each option, and
+// how nested limiters compose into one decision. Its errors are prefixed
+// "httplimit:", after the package the application writes its configuration with.
 //
 // An adapter builds a Limiter from the application's Limits and Options (New,
 // Must, or PerIP for the one-line limiter), then drives each request through a

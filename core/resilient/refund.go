@@ -25,8 +25,8 @@ var _ core.Refunder = (*Store)(nil)
 // when the call fails, the refund is dropped and the error says so, wrapping
 // core.ErrStoreUnavailable: the charge stays, so a lost refund can only make the
 // store admit less, never more. A cost that Local mode charged in memory is paid to
-// the shared store when it comes back (see the package doc), so refunding it there is
-// refunding where it ends up. chargedAt is the Result.DecidedAt of the admission:
+// the shared store when it comes back (see docs/failure.md), so refunding it there
+// is refunding where it ends up. chargedAt is the Result.DecidedAt of the admission:
 // the shared store's instant when it charged the request. A result decided in
 // process memory (Local mode, or a slow call decided from the last answer) has none,
 // because its cost is paid to the shared store later, at an instant it does not know;

@@ -18,41 +18,16 @@
 // Dial's client), and the HTTP middleware answers 503 until Redis is back.
 // resilient gives each policy a failure mode and keeps enforcing limits locally.
 //
-// # Clients
-//
 // New takes any go-redis v9 UniversalClient: a Client (standalone or a Sentinel
-// failover client), a ClusterClient or a Ring. Dial makes a Client for one address or
-// a ClusterClient for several. Package embedded runs the store on an in-process
-// miniredis, for tests and demos, and is linked only where imported.
+// failover client), a ClusterClient or a Ring. Package embedded runs the store on an
+// in-process miniredis, for tests and demos.
 //
-// # Keys
+// A failed decision is an error naming the policy, never an admission. The scripts
+// read Redis TIME, so the replicas' clocks do not matter. On a Cluster, WithHashTag
+// puts a stack's keys in one slot, for one round trip. WithBatching lets concurrent
+// decisions bound for one Redis node share one round trip; a lone request waits for
+// nothing.
 //
-// A policy's state for a key lives at rl:{api#tb.10.1000.20:user-42}: the prefix
-// (WithPrefix), then, as the hash tag, the policy's ID (its name and parameters, so
-// a changed plan never misreads old state) and the key. Every key expires once its
-// state has fully recovered. A decision, or a stack whose keys share a slot (always,
-// on one server), is one round trip. On a Cluster, WithHashTag (TagByKey,
-// TagPolicies) puts a stack's keys in one slot; a stack across slots is still
-// all-or-nothing, at a round trip per slot (two when it refuses).
-//
-// # Batching
-//
-// WithBatching lets concurrent decisions bound for one Redis node share one round
-// trip, trading at most the window plus one round trip of latency under load for
-// less server work; a lone request waits for nothing.
-//
-// # Errors
-//
-// A failed decision is an error naming the policy, never an admission:
-// core.ErrStoreUnavailable when the server cannot serve now, ErrUnexpectedReply when
-// it answers what the scripts did not expect (WRONGTYPE, CROSSSLOT, foreign state).
-//
-// # Time
-//
-// The scripts read Redis TIME, so the replicas' clocks do not matter; WithClock uses
-// the caller's clock instead (the simulator replays traces with it). A clock that
-// goes back mints nothing.
-//
-// Operations, Cluster layouts and batching in detail: docs/redis.md; the scripts,
-// file by file: docs/redis-scripts.md.
+// Keys, TTLs, errors, Cluster stacks and batching in detail: docs/redis.md; the
+// scripts, file by file: docs/redis-scripts.md.
 package redisstore

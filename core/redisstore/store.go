@@ -160,7 +160,7 @@ func (s *Store) aloneCommand(req core.Request, key string, now int64) (*script, 
 // DecideStack applies the requests as one all-or-nothing decision. When their keys
 // share a slot (always on a standalone server) it is one script call. Otherwise it
 // charges the groups of keys that do, in order, and refunds the charged groups when a
-// later one refuses (see the package documentation for the window this leaves).
+// later one refuses (see docs/redis.md for the window this leaves).
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed

@@ -8,10 +8,9 @@
 // a Result: admitted or not, what remains, when to retry. The stores are
 // core/memory (the default: in process, one lock per key) and core/redisstore
 // (shared by replicas: one Lua script per decision), wrapped in core/resilient for
-// production. Every store decides exactly as the algorithms' pure transitions do
-// (core/internal/transition); the conformance suite core/storetest holds them to
-// it. The arithmetic is exact: 7 requests per 3 seconds never rounds, and every
-// accepted policy keeps its numbers below 2^53, where Redis Lua is exact too.
+// production; they decide exactly alike (see Store). The arithmetic is exact: 7
+// requests per 3 seconds never rounds, and every accepted policy keeps its numbers
+// below 2^53, where Redis Lua is exact too.
 //
 // A stack is several policies decided as one, all-or-nothing (a login checked per
 // account, per IP and per subnet): if any policy refuses, none is charged.

@@ -7,7 +7,10 @@ import (
 )
 
 // Store applies decisions to shared state, atomically: each decision is one
-// read-decide-write step that no concurrent decision can interleave with.
+// read-decide-write step that no concurrent decision can interleave with. The
+// stores of this module decide exactly as the algorithms' pure transitions do
+// (core/internal/transition); the conformance suite core/storetest holds them to
+// it.
 //
 // Error contract: an error means the backend failed (or the request was malformed:
 // ErrInvalidPolicy, ErrInvalidCost, ErrInvalidKey); it never means "over limit",

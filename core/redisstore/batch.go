@@ -12,10 +12,12 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
-// sendersPerNode is how many batches to one node may be in flight at once: while one
-// is on the wire or in the server, the next gathers and is sent, so the server never
-// waits for the client between batches.
-const sendersPerNode = 2
+// sendersPerNode is how many batches to one node may be in flight at once: while
+// the server decides one and the next waits on the wire, the third gathers, so the
+// server never waits for the client between batches. Three rather than two gave one
+// hot key 3.42–3.57× redis_rate against 3.17–3.41× (per-user keys 2.87–3.15× against
+// 2.95–3.02×) in three alternating runs: docs/benchmarks.md#batched.
+const sendersPerNode = 3
 
 // yieldBelow is the shortest gathering wait a sender sleeps on a timer; it spends a
 // shorter one yielding its processor to the goroutines it waits for. A timer of a few

@@ -221,7 +221,7 @@ func TestBatchCallerContexts(t *testing.T) {
 	gate.all = true
 	gate.mu.Unlock()
 	p := core.MustPolicy("gated", core.GCRA, core.PerSecond(1000))
-	for i := range 3 {
+	for i := range redisstore.SendersPerNode + 1 {
 		go store.Decide(context.Background(), core.Request{Policy: p, Key: fmt.Sprint("busy", i)})
 		waitUntil(t, "a sender held", func() bool { return len(gate.records()) == i+1 })
 	}

@@ -6,6 +6,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core"
 )
 
+// SendersPerNode is how many batches to one node may be in flight at once.
+const SendersPerNode = sendersPerNode
+
 // FlushBatch decides reqs as one batch of a batching store, in order, without waiting
 // for them to gather: the tests choose what a batch holds. It returns every
 // decision's result and error.

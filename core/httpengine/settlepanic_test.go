@@ -104,3 +104,26 @@ func TestPanickingErrorObserverDuringAMergeLeaksNoLease(t *testing.T) {
 			w.Code, w.Header().Get("RateLimit"))
 	}
 }
+
+// A refund that fails while a middle Limiter merges with the outer decision is
+// reported to the middle Limiter's observer, also when an inner Limiter then
+// merges the middle decision into its own.
+func TestMergeErrorOfAnAbsorbedDecisionIsReported(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	other := core.MustPolicy("other", core.FixedWindow, core.PerMinute(10))
+	var seen recorder
+	outer := httpengine.Must(failingRefunds{store}, httpengine.Limit(api, peerKey), httpengine.WithCost(3))
+	middle := httpengine.Must(failingRefunds{store}, httpengine.Limit(api, peerKey), httpengine.WithObserver(&seen))
+	inner := httpengine.Must(failingRefunds{store}, httpengine.Limit(other, peerKey))
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		serve(middle, r, func(_ http.ResponseWriter, r *http.Request) {
+			serve(inner, r, ok)
+		})
+	})
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if len(seen.errs) != 1 || !errors.Is(seen.errs[0], httpengine.ErrStore) {
+		t.Fatalf("the middle observer saw %v, want the failed refund of the outer excess", seen.errs)
+	}
+}

@@ -438,6 +438,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 		t.scope.remove(t) // after a merge with t in progress: absorbed is final
 	}
 	if t.absorbed {
+		l.reportMergeErrors(t) // t's leases are the absorbing decision's to give back
 		t.reset()
 		l.tickets.Put(t)
 		return
@@ -451,14 +452,21 @@ func (t *Ticket) Finish(status int, completed bool) {
 		}
 		l.giveBack(t, how, status)
 	}
-	for _, err := range t.mergeErrors {
-		l.afterError(t.r, err)
-	}
+	l.reportMergeErrors(t)
 	if t.eventDue {
 		l.notify(t)
 	}
 	t.reset()
 	l.tickets.Put(t)
+}
+
+// reportMergeErrors tells the observer what t's merge failed to give back of the
+// outer decision. Finish calls it once t's own leases are given back, so that an
+// observer that panics leaks none of them.
+func (l *Limiter) reportMergeErrors(t *Ticket) {
+	for _, err := range t.mergeErrors {
+		l.afterError(t.r, err)
+	}
 }
 
 // giveBackMode is what giveBack gives back of each rate policy's charge.

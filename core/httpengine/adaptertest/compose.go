@@ -2,11 +2,14 @@ package adaptertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
@@ -301,7 +304,50 @@ func RunComposition(t *testing.T, build Build) {
 			}
 		}
 	})
+
+	// The route refunds the app-wide limiter's excess (it charged 2, the route
+	// costs 1) and the refund fails; the route's observer panics on that error.
+	// The request panics, but the concurrency lease the merged decision took is
+	// released: once refunds work again, the route admits.
+	t.Run("a panicking error observer during a merge leaks no lease", func(t *testing.T) {
+		failing := &atomic.Bool{}
+		failing.Store(true)
+		store := newStore(t)
+		flaky := refundsFailing{Store: store, refunder: store.(core.Refunder), failing: failing}
+		export := core.MustConcurrencyPolicy("export", 1, time.Minute)
+		h := build(Layout{
+			App: []*httpengine.Limiter{httpengine.Must(flaky, httpengine.Limit(api, ip.Key), httpengine.WithCost(2))},
+			Route: []*httpengine.Limiter{httpengine.Must(flaky, httpengine.Stack(httpengine.Limit(api, ip.Key), httpengine.Limit(export, ip.Key)),
+				httpengine.WithObserver(panickingOnError{}))},
+		})
+		panicsLeakingNoLease(t, h, "observer bug")
+		failing.Store(false)
+		if w := send(h, "/x"); w.Code != http.StatusOK {
+			t.Fatalf("the route once refunds work: %d (RateLimit %q), want 200: a merged request leaked its export lease",
+				w.Code, w.Header().Get("RateLimit"))
+		}
+	})
 }
+
+// refundsFailing is a store whose refunds fail while failing is set.
+type refundsFailing struct {
+	core.Store
+	refunder core.Refunder
+	failing  *atomic.Bool
+}
+
+func (s refundsFailing) Refund(ctx context.Context, req core.Request, decidedAt time.Time) error {
+	if s.failing.Load() {
+		return errors.New("refund: connection reset")
+	}
+	return s.refunder.Refund(ctx, req, decidedAt)
+}
+
+// panickingOnError is an Observer with a bug: OnError panics.
+type panickingOnError struct{}
+
+func (panickingOnError) OnDecision(*httpengine.Event) {}
+func (panickingOnError) OnError(*http.Request, error) { panic("observer bug") }
 
 // eventLog records each decision as "policy:verdict" pairs.
 type eventLog struct {

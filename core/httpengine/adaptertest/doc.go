@@ -8,8 +8,9 @@
 //   - RunComposition: limiters declared app-wide and per route make one decision
 //     per request (the same policy charged once at the inner cost, different
 //     policies all-or-nothing, one RateLimit field listing each policy once, one
-//     observer event), per-route costs from one app-wide table, and values stored
-//     the router's way reaching keyfuncs.Tenant and keyfuncs.User (a Build);
+//     observer event), per-route costs from one app-wide table, values stored
+//     the router's way reaching keyfuncs.Tenant and keyfuncs.User, and no lease
+//     leaked when an observer panics on a merge's failed refund (a Build);
 //
 //   - RunPerIP: the one-line limiter, and that dropping it leaks no goroutine;
 //

@@ -24,8 +24,9 @@ const sendersPerNode = 3
 // microseconds fires tens of them late whenever the process has nothing else to run,
 // because Go's poller then sleeps until a reply or a whole millisecond: measured 51 µs
 // late on average for waits of at most 20 µs, while the server sat idle. Yielding took
-// per-user batching from 2.51× to 2.93× redis_rate, one hot key from 3.04× to 3.21×,
-// with less CPU in all (its batches are larger): docs/benchmarks.md#batched.
+// per-user batching from 2.50–2.68× to 2.87–3.08× redis_rate, one hot key from
+// 2.82–3.01× to 3.28–3.36×, with less CPU in all (its batches are larger):
+// docs/benchmarks.md#batched.
 const yieldBelow = 100 * time.Microsecond
 
 // The states of a batchCall.

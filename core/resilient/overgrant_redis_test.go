@@ -304,27 +304,35 @@ func clusterKey(t *testing.T, c *redistest.Cluster, p core.Policy, master int, p
 // One master of a 3-master Cluster is stuck (SIGSTOP). A key on a healthy master stays
 // on Redis and within its bound; a key on the stuck master follows its failure mode
 // (Local), within its bound too; and the policy does not flap between local and
-// shared.
+// shared. The same holds with batching, where each master has its own queue.
 func TestRedisClusterStuckMasterStaysWithinBound(t *testing.T) {
-	c := redistest.StartCluster(t, 3)
-	p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
-	healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
-	stuckKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
-	counter := &fallbackCounter{}
-	stores := dialStores(t, c.Addrs(), 1, resilient.WithMonitor(counter))
-	stop := make(chan struct{})
-	healthy := drive(stores, p, healthyKey, 4, 5*time.Millisecond, stop)
-	stuck := drive(stores, p, stuckKey, 4, 5*time.Millisecond, stop)
-	after(t, 500*time.Millisecond, c.Servers[0].Pause)
-	time.Sleep(3 * time.Second)
-	close(stop)
-	defer c.Servers[0].Resume()
-	check(t, "key on a healthy master, GCRA 10/s burst 20", healthy, 10, 20)
-	check(t, "key on the stuck master, GCRA 10/s burst 20", stuck, 10, 20)
-	enter, leave := counter.enter.Load(), counter.leave.Load()
-	t.Logf("fallback transitions while a master was stuck: %d into local, %d back to shared (bound: 1 and 0)", enter, leave)
-	if enter > 1 || leave > 0 {
-		t.Errorf("the policy flapped: %d transitions into local, %d back to shared", enter, leave)
+	for _, batched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batched %v", batched), func(t *testing.T) {
+			var storeOptions []redisstore.Option
+			if batched {
+				storeOptions = []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
+			}
+			c := redistest.StartCluster(t, 3)
+			p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
+			healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
+			stuckKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
+			counter := &fallbackCounter{}
+			stores := dialStoresWith(t, c.Addrs(), 1, storeOptions, resilient.WithMonitor(counter))
+			stop := make(chan struct{})
+			healthy := drive(stores, p, healthyKey, 4, 5*time.Millisecond, stop)
+			stuck := drive(stores, p, stuckKey, 4, 5*time.Millisecond, stop)
+			after(t, 500*time.Millisecond, c.Servers[0].Pause)
+			time.Sleep(3 * time.Second)
+			close(stop)
+			defer c.Servers[0].Resume()
+			check(t, "key on a healthy master, GCRA 10/s burst 20", healthy, 10, 20)
+			check(t, "key on the stuck master, GCRA 10/s burst 20", stuck, 10, 20)
+			enter, leave := counter.enter.Load(), counter.leave.Load()
+			t.Logf("fallback transitions while a master was stuck: %d into local, %d back to shared (bound: 1 and 0)", enter, leave)
+			if enter > 1 || leave > 0 {
+				t.Errorf("the policy flapped: %d transitions into local, %d back to shared", enter, leave)
+			}
+		})
 	}
 }
 

@@ -74,6 +74,11 @@ func main() {
 	}
 }
 
+// needsRedis reports whether a selected part runs on Redis.
+func (c config) needsRedis() bool {
+	return c.selected("redis") || c.selected("overgrant") || c.selected("redis/hot-key-64") || c.selected("redis/per-user-64")
+}
+
 // selected reports whether the -only list names the part or scenario name.
 func (c config) selected(name string) bool {
 	part, _, _ := strings.Cut(name, "/")

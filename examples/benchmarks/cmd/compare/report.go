@@ -50,10 +50,11 @@ func (s *series) values(f func(sample) float64) []float64 {
 
 func (s *series) ns() float64 { return median(s.values(func(x sample) float64 { return x.nsPerOp })) }
 func (s *series) serverMicros() string {
-	if s.scenario.Kind != harness.KindRedis {
-		return ""
-	}
 	return fmt.Sprintf("%.1f", median(s.values(func(x sample) float64 { return x.serverMicros })))
+}
+
+func (s *series) clientMicros() string {
+	return fmt.Sprintf("%.1f", median(s.values(func(x sample) float64 { return x.clientMicros })))
 }
 
 func (s *series) allocs() float64 {
@@ -129,24 +130,39 @@ func writeReport(w io.Writer, cfg config, start time.Time, redis bool, all []*se
 	}
 }
 
+// writeDecisions writes the in-memory table, then the Redis table, which adds the
+// server's and this process's CPU time per decision: on one machine both draw on
+// the same cores.
 func writeDecisions(w io.Writer, all []*series) {
-	header := false
-	for _, s := range all {
-		if s.scenario.Kind == harness.KindHTTP {
-			continue
+	for _, kind := range []harness.Kind{harness.KindMemory, harness.KindRedis} {
+		redis := kind == harness.KindRedis
+		header := false
+		for _, s := range all {
+			if s.scenario.Kind != kind {
+				continue
+			}
+			if !header {
+				if redis {
+					fmt.Fprintln(w, "\n| scenario | implementation | algorithm | ns/decision | allocs/decision | decisions/s | server CPU µs/decision | client CPU µs/decision | spread | keys used | refused | errors |")
+					fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+				} else {
+					fmt.Fprintln(w, "\n| scenario | implementation | algorithm | ns/decision | allocs/decision | decisions/s | spread | keys used | refused | errors |")
+					fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+				}
+				header = true
+			}
+			cpu := ""
+			if redis {
+				cpu = " " + s.serverMicros() + " | " + s.clientMicros() + " |"
+			}
+			if s.err != nil || len(s.samples) == 0 {
+				fmt.Fprintf(w, "| %s | %s | %s | error: %v | | |%s | | | |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm, s.err, strings.Repeat(" |", strings.Count(cpu, "|")))
+				continue
+			}
+			ns := s.ns()
+			fmt.Fprintf(w, "| %s | %s | %s | %.0f | %s | %s |%s %.0f%% | %d | %d | %s |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm,
+				ns, allocs(s.allocs()), perSecond(1e9/ns), cpu, s.spread(), s.keysUsed(), s.refused(), s.errors())
 		}
-		if !header {
-			fmt.Fprintln(w, "\n| scenario | implementation | algorithm | ns/decision | allocs/decision | decisions/s | server CPU µs/decision | spread | keys used | refused | errors |")
-			fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-			header = true
-		}
-		if s.err != nil || len(s.samples) == 0 {
-			fmt.Fprintf(w, "| %s | %s | %s | error: %v | | | | | | | |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm, s.err)
-			continue
-		}
-		ns := s.ns()
-		fmt.Fprintf(w, "| %s | %s | %s | %.0f | %s | %s | %s | %.0f%% | %d | %d | %s |\n", s.scenario.Name, label(s.name, s.ours), s.algorithm,
-			ns, allocs(s.allocs()), perSecond(1e9/ns), s.serverMicros(), s.spread(), s.keysUsed(), s.refused(), s.errors())
 	}
 }
 

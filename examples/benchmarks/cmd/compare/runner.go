@@ -24,6 +24,9 @@ type sample struct {
 	nsPerOp, allocsPerOp, bytesPerOp float64
 	// serverMicros is the redis-server's CPU time per decision, in µs (Redis only).
 	serverMicros float64
+	// clientMicros is this process's CPU time per decision, in µs (Redis only):
+	// on a machine the client shares with the server, both draw on the same cores.
+	clientMicros float64
 	stats        harness.Stats
 }
 
@@ -98,7 +101,7 @@ func run(cfg config, out, log io.Writer) error {
 	if cfg.selected("overgrant") {
 		overGrants = overGrantAll(cfg, redisAddr, log)
 	}
-	writeReport(out, cfg, start, redisAddr != "", all, overGrants)
+	writeReport(out, cfg, start, redisAddr != "" || !cfg.needsRedis(), all, overGrants)
 	return nil
 }
 
@@ -144,17 +147,20 @@ func measurements(sc harness.Scenario, cfg config) []measurement {
 					if err != nil {
 						return sample{}, err
 					}
+					clientBefore := processCPU()
 					var decisions atomic.Int64
 					counted := counting{Limiter: l, decisions: &decisions}
 					smp, err := bench(benchtime(cfg), func(b *testing.B) harness.Stats { return harness.RunDecider(b, sc, counted) })
 					if err != nil {
 						return sample{}, err
 					}
+					clientAfter := processCPU()
 					after, err := serverCPU(ctx, env.RedisAddr)
 					if err != nil {
 						return sample{}, err
 					}
 					smp.serverMicros = (after - before) * 1e6 / float64(max(1, decisions.Load()))
+					smp.clientMicros = (clientAfter - clientBefore) * 1e6 / float64(max(1, decisions.Load()))
 					return smp, nil
 				}})
 		}
@@ -211,7 +217,7 @@ func rotate(m []measurement, r int) []measurement {
 
 // redisServer returns the address of the server to use: -redis, or one started here.
 func redisServer(cfg config, log io.Writer) (string, func(), error) {
-	if cfg.redisAddr != "" || !(cfg.selected("redis") || cfg.selected("overgrant") || cfg.selected("redis/hot-key-64") || cfg.selected("redis/per-user-64")) {
+	if cfg.redisAddr != "" || !cfg.needsRedis() {
 		return cfg.redisAddr, func() {}, nil
 	}
 	path, err := exec.LookPath("redis-server")

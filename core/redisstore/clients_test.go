@@ -34,7 +34,7 @@ func TestConformanceRing(t *testing.T) {
 // A Sentinel failover client finds the master through the Sentinel and decides on it.
 func TestSentinelFailoverClient(t *testing.T) {
 	master := redistest.StartServer(t)
-	sentinel := redistest.StartSentinel(t, master, "ratelimit")
+	sentinel := redistest.StartSentinel(t, master, "ratelimit", 5*time.Second)
 	client := redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: "ratelimit", SentinelAddrs: []string{sentinel.Addr}, ContextTimeoutEnabled: true,
 	})

@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 )
 
 func TestDialValidates(t *testing.T) {
@@ -20,17 +23,43 @@ func TestDialValidates(t *testing.T) {
 	if _, err := redisstore.Dial([]string{"127.0.0.1:1"}, redisstore.WithExpiryMargin(0)); err == nil {
 		t.Error("Dial accepted an invalid option")
 	}
+	for _, o := range []*redis.UniversalOptions{nil, {}, {MasterName: "m"}, {Addrs: []string{"garbage"}}, {MasterName: "m", Addrs: []string{"127.0.0.1:26379", "x"}}} {
+		if _, err := redisstore.DialUniversal(o); err == nil {
+			t.Errorf("DialUniversal(%+v) succeeded", o)
+		}
+	}
 }
 
-// TestDial: one address is a standalone server, several are a Cluster; Close closes
-// the client Dial made.
+// TestDial: one address is a standalone server, several are a Cluster; DialUniversal
+// reaches a server behind a password and a Sentinel's master. Close closes the client
+// Dial made.
 func TestDial(t *testing.T) {
-	for name, addrs := range map[string]func(testing.TB) []string{
-		"Redis":   func(t testing.TB) []string { return []string{servers.Server(t).Addr} },
-		"Cluster": func(t testing.TB) []string { return servers.Cluster(t).Addrs() },
+	for name, dial := range map[string]func(testing.TB) (*redisstore.Store, error){
+		"Redis": func(t testing.TB) (*redisstore.Store, error) {
+			return redisstore.Dial([]string{servers.Server(t).Addr}, redisstore.WithPrefix(uniquePrefix()))
+		},
+		"Cluster": func(t testing.TB) (*redisstore.Store, error) {
+			return redisstore.Dial(servers.Cluster(t).Addrs(), redisstore.WithPrefix(uniquePrefix()))
+		},
+		"password": func(t testing.TB) (*redisstore.Store, error) {
+			srv := redistest.StartServer(t)
+			admin := srv.NewClient()
+			defer admin.Close()
+			if err := admin.ConfigSet(context.Background(), "requirepass", "s3cret").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := redisstore.DialUniversal(&redis.UniversalOptions{Addrs: []string{srv.Addr}, Password: "wrong"}); err != nil {
+				t.Fatal(err) // dialling does not wait for the server; the wrong password shows at Ping
+			}
+			return redisstore.DialUniversal(&redis.UniversalOptions{Addrs: []string{srv.Addr}, Password: "s3cret"})
+		},
+		"Sentinel": func(t testing.TB) (*redisstore.Store, error) {
+			sentinel := redistest.StartSentinel(t, redistest.StartServer(t), "dial", 5*time.Second)
+			return redisstore.DialUniversal(&redis.UniversalOptions{MasterName: "dial", Addrs: []string{sentinel.Addr}})
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			store, err := redisstore.Dial(addrs(t), redisstore.WithPrefix(uniquePrefix()))
+			store, err := dial(t)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,10 +6,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The client settings of Dial: a decision against a dead or stuck server ends within
-// about 250 ms, instead of go-redis's defaults (5 dial attempts 100ms apart, 3 command
-// retries with backoff, 3s reads: 1.65s per decision against a refused port, more
-// against a stuck one).
+// The client settings of Dial and DialUniversal: a decision against a dead or stuck
+// server ends within about 250 ms, instead of go-redis's defaults (5 dial attempts
+// 100ms apart, 3 command retries with backoff, 3s reads: 1.65s per decision against a
+// refused port, more against a stuck one).
 const (
 	// dialTimeout bounds establishing a connection.
 	dialTimeout = 100 * time.Millisecond
@@ -23,38 +23,36 @@ const (
 	dialRetryBackoff = 5 * time.Millisecond
 )
 
-// dialOptions are the options of Dial's standalone client for addr.
-func dialOptions(addr string) *redis.Options {
-	return &redis.Options{
-		Addr:                  addr,
-		ContextTimeoutEnabled: true,
-		DialTimeout:           dialTimeout,
-		DialerRetries:         1,
-		DialerRetryTimeout:    dialRetryBackoff,
-		ReadTimeout:           dialIOTimeout,
-		WriteTimeout:          dialIOTimeout,
-		PoolTimeout:           dialPoolTimeout,
-		MaxRetries:            1,
-		MinRetryBackoff:       dialRetryBackoff,
-		MaxRetryBackoff:       dialRetryBackoff,
+// bounded returns a copy of o with ContextTimeoutEnabled set and every timeout,
+// retry count and backoff that o leaves zero set to Dial's bounds. A Cluster keeps
+// its own retries (MaxRedirects, 3 by default): go-redis disables the command
+// retries of a Cluster client, as it retries moved and failed commands itself.
+func bounded(o *redis.UniversalOptions) *redis.UniversalOptions {
+	c := *o
+	c.ContextTimeoutEnabled = true
+	setIfZero(&c.DialTimeout, dialTimeout)
+	setIfZero(&c.DialerRetries, 1)
+	setIfZero(&c.DialerRetryTimeout, dialRetryBackoff)
+	setIfZero(&c.ReadTimeout, dialIOTimeout)
+	setIfZero(&c.WriteTimeout, dialIOTimeout)
+	setIfZero(&c.PoolTimeout, dialPoolTimeout)
+	setIfZero(&c.MinRetryBackoff, dialRetryBackoff)
+	setIfZero(&c.MaxRetryBackoff, dialRetryBackoff)
+	if !isCluster(&c) {
+		setIfZero(&c.MaxRetries, 1)
 	}
+	return &c
 }
 
-// dialClusterOptions are the options of Dial's Cluster client for addrs. Redirects
-// (MOVED, ASK) are followed as go-redis does by default; the retry of a failed command
-// is one, as for a standalone server.
-func dialClusterOptions(addrs []string) *redis.ClusterOptions {
-	return &redis.ClusterOptions{
-		Addrs:                 addrs,
-		ContextTimeoutEnabled: true,
-		DialTimeout:           dialTimeout,
-		DialerRetries:         1,
-		DialerRetryTimeout:    dialRetryBackoff,
-		ReadTimeout:           dialIOTimeout,
-		WriteTimeout:          dialIOTimeout,
-		PoolTimeout:           dialPoolTimeout,
-		MaxRedirects:          3,
-		MinRetryBackoff:       dialRetryBackoff,
-		MaxRetryBackoff:       dialRetryBackoff,
+// isCluster reports whether redis.NewUniversalClient makes a Cluster client of o.
+func isCluster(o *redis.UniversalOptions) bool {
+	return o.MasterName == "" && (len(o.Addrs) > 1 || o.IsClusterMode)
+}
+
+// setIfZero sets *field to value when it is zero.
+func setIfZero[T comparable](field *T, value T) {
+	var zero T
+	if *field == zero {
+		*field = value
 	}
 }

@@ -18,9 +18,9 @@
 // Dial's client), and the HTTP middleware answers 503 until Redis is back.
 // resilient gives each policy a failure mode and keeps enforcing limits locally.
 //
-// New takes any go-redis v9 UniversalClient: a Client (standalone or a Sentinel
-// failover client), a ClusterClient or a Ring. Package embedded runs the store on an
-// in-process miniredis, for tests and demos.
+// DialUniversal takes go-redis's UniversalOptions, for Sentinel, passwords and TLS,
+// with the same bounds; New takes any go-redis v9 UniversalClient you made. Package
+// embedded runs the store on an in-process miniredis, for tests and demos.
 //
 // A failed decision is an error naming the policy, never an admission. The scripts
 // read Redis TIME, so the replicas' clocks do not matter. On a Cluster, WithHashTag

@@ -58,3 +58,19 @@ func ExampleTagPolicies() {
 	fmt.Println(store.Key(account, "alice"))
 	// Output: rl:{login}login-account#log.5.60000.5:alice
 }
+
+// A store on the master a Sentinel names: DialUniversal takes go-redis's
+// UniversalOptions (passwords and TLS too) and bounds every timeout left zero.
+func ExampleDialUniversal() {
+	store, err := redisstore.DialUniversal(&redis.UniversalOptions{
+		MasterName: "mymaster",
+		Addrs:      []string{"10.0.0.7:26379", "10.0.0.8:26379", "10.0.0.9:26379"}, // the Sentinels
+		Password:   "secret",
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10))
+	_, _ = store.Decide(context.Background(), core.Request{Policy: api, Key: "user-42"})
+}

@@ -129,6 +129,19 @@ func (r *run) wait() (admitted int, elapsed time.Duration) {
 	return len(r.admitted), r.end.Sub(r.start)
 }
 
+// admittedBetween counts the admissions from from to to after the run's start.
+func (r *run) admittedBetween(from, to time.Duration) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, at := range r.admitted {
+		if at >= from && at < to {
+			n++
+		}
+	}
+	return n
+}
+
 // perSecond renders the admissions per second of the run: "10, 29, 29, 10".
 func (r *run) perSecond() string {
 	r.mu.Lock()

@@ -97,7 +97,7 @@ func decide(ctx context.Context, store core.Store, api core.Policy) {
 
 // "Redis in production": resilient plus metrics, a complete function.
 func run(ctx context.Context) error {
-	shared, err := redisstore.Dial([]string{"10.0.0.5:6379"}) // several addresses: Cluster
+	shared, err := redisstore.Dial([]string{"10.0.0.5:6379"}) // several: Cluster; Sentinel, TLS: DialUniversal
 	if err != nil {
 		return err
 	}

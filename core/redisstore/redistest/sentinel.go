@@ -14,13 +14,14 @@ import (
 )
 
 // StartSentinel starts a Redis Sentinel for tb that monitors master under name, with
-// its configuration in tb.TempDir(), and stops it when tb ends. It returns when the
-// Sentinel reports master's address for name. It skips tb when redis-server is
-// missing (see Require).
-func StartSentinel(tb testing.TB, master *Server, name string) *Server {
+// its configuration in tb.TempDir(), and stops it when tb ends. The Sentinel holds
+// the master down, and fails over to a replica, once it has not answered for
+// downAfter. It returns when the Sentinel reports master's address for name. It skips
+// tb when redis-server is missing (see Require).
+func StartSentinel(tb testing.TB, master *Server, name string, downAfter time.Duration) *Server {
 	tb.Helper()
 	path := Require(tb)
-	s, err := NewSentinel(path, tb.TempDir(), master, name)
+	s, err := NewSentinel(path, tb.TempDir(), master, name, downAfter)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -29,8 +30,9 @@ func StartSentinel(tb testing.TB, master *Server, name string) *Server {
 }
 
 // NewSentinel starts redis-server in Sentinel mode on a free loopback port, with its
-// configuration in dir, monitoring master under name (quorum 1). The caller must Stop it.
-func NewSentinel(path, dir string, master *Server, name string) (*Server, error) {
+// configuration in dir, monitoring master under name (quorum 1, so this one Sentinel
+// fails over alone) with down-after-milliseconds downAfter. The caller must Stop it.
+func NewSentinel(path, dir string, master *Server, name string, downAfter time.Duration) (*Server, error) {
 	host, port, err := net.SplitHostPort(master.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("redistest: master address: %w", err)
@@ -41,8 +43,8 @@ func NewSentinel(path, dir string, master *Server, name string) (*Server, error)
 	}
 	conf := filepath.Join(dir, "sentinel.conf")
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile redis.log\n"+
-		"sentinel monitor %s %s %s 1\nsentinel down-after-milliseconds %s 5000\n",
-		sentinelPort, dir, name, host, port, name)
+		"sentinel monitor %s %s %s 1\nsentinel down-after-milliseconds %s %d\n",
+		sentinelPort, dir, name, host, port, name, downAfter.Milliseconds())
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
@@ -50,15 +52,16 @@ func NewSentinel(path, dir string, master *Server, name string) (*Server, error)
 	if err := s.start(); err != nil {
 		return nil, err
 	}
-	if err := s.waitMaster(name, master.Addr); err != nil {
+	if err := s.WaitMaster(name, master.Addr); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	return s, nil
 }
 
-// waitMaster waits until the Sentinel reports addr as the master of name.
-func (s *Server) waitMaster(name, addr string) error {
+// WaitMaster waits, for up to 15 s, until the Sentinel s reports addr as the master
+// of name: after a failover, the replica it promoted.
+func (s *Server) WaitMaster(name, addr string) error {
 	client := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 	defer client.Close()
 	deadline := time.Now().Add(startTimeout)
@@ -71,6 +74,29 @@ func (s *Server) waitMaster(name, addr string) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("redistest: sentinel on %s does not report master %s for %q: %v %v", s.Addr, addr, name, got, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitReplica waits, for up to 15 s, until the Sentinel s knows replica as a healthy
+// replica of name, one it could promote. A Sentinel learns of replicas from the
+// master's INFO, every 10 s once it runs.
+func (s *Server) WaitReplica(name string, replica *Server) error {
+	client := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
+	defer client.Close()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		replicas, err := client.Replicas(ctx, name).Result()
+		cancel()
+		for _, r := range replicas {
+			if net.JoinHostPort(r["ip"], r["port"]) == replica.Addr && r["flags"] == "slave" && r["master-link-status"] == "ok" {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: sentinel on %s does not know %s as a replica of %q: %v %v", s.Addr, replica.Addr, name, replicas, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,0 +1,45 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// StartReplica starts a redis-server for tb that replicates master, and stops it when
+// tb ends. It returns once the replica has synchronised with master. It skips tb
+// when redis-server is missing (see Require).
+func StartReplica(tb testing.TB, master *Server) *Server {
+	tb.Helper()
+	host, port, err := net.SplitHostPort(master.Addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	replica := StartServer(tb, "--replicaof", host, port)
+	if err := replica.waitSynced(); err != nil {
+		tb.Fatal(err)
+	}
+	return replica
+}
+
+// waitSynced waits, for up to 15 s, until s reports its link to its master up.
+func (s *Server) waitSynced() error {
+	client := s.NewClient()
+	defer client.Close()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		text, err := client.Info(ctx, "replication").Result()
+		cancel()
+		if err == nil && strings.Contains(text, "master_link_status:up") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redistest: replica %s did not synchronise with its master: %v", s.Addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -201,6 +201,16 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer, logger *s
 		return limiters{}, fmt.Errorf("-limit/-burst: /api/report costs %d, but policy %q holds at most %d; give it a capacity of at least %d",
 			reportCost, api.Name(), api.Capacity(), reportCost)
 	}
+	// An admitted request may wait for its leaky-bucket slot (up to the policy's
+	// window) and an export works up to exportMaxMillis: the write timeout must
+	// outlive both, or the client is charged and then cut off without an answer.
+	if api.Algorithm() == core.LeakyBucket && api.Window() >= cfg.writeTimeout {
+		return limiters{}, fmt.Errorf("-write-timeout %v: a request may wait up to %v for its slot of policy %q (burst×period/limit); give a write timeout longer than that, or a shorter queue",
+			cfg.writeTimeout, api.Window(), api.Name())
+	}
+	if exportMax := exportMaxMillis * time.Millisecond; exportMax >= cfg.writeTimeout {
+		return limiters{}, fmt.Errorf("-write-timeout %v: /api/export works up to %v; give a write timeout longer than that", cfg.writeTimeout, exportMax)
+	}
 	export := core.MustConcurrencyPolicy("export", exportMaxInFlight, exportLeaseExpiry)
 	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
 	perIP := core.MustPolicy("ip", core.SlidingWindow, core.PerMinute(20))

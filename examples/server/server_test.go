@@ -67,6 +67,10 @@ func TestConfigurationErrorsNameThePolicy(t *testing.T) {
 		{[]string{"-limit", "10", "-burst", "4"}, `policy "api" holds at most 4`},
 		{[]string{"-algorithm", "fixed_window", "-burst", "20"}, `"api": burst does not apply to fixed_window`},
 		{[]string{"-period", "1500us"}, `"api": period must be a whole number of milliseconds`},
+		// A leaky-bucket wait (up to 6 s here) or an export (up to 5 s) longer than the
+		// write timeout: the request is charged, then cut off without an answer.
+		{[]string{"-algorithm", "leaky_bucket", "-limit", "1", "-period", "1s", "-burst", "6", "-write-timeout", "3s"}, `-write-timeout 3s: a request may wait up to 6s for its slot of policy "api"`},
+		{[]string{"-write-timeout", "5s"}, `-write-timeout 5s: /api/export works up to 5s`},
 	}
 	for _, tt := range tests {
 		cfg, err := parseFlags(tt.args, io.Discard)

@@ -110,13 +110,13 @@ func (b *batcher) decide(ctx context.Context, req core.Request, key string, now 
 		return b.recycle(c)
 	case <-ctx.Done():
 		if c.state.CompareAndSwap(callQueued, callAbandoned) {
-			return core.Result{}, wrapError(ctx, []core.Request{req}, ctx.Err())
+			return core.Result{}, b.store.failed(ctx, []core.Request{req}, ctx.Err())
 		}
 		select { // sent: its answer may be here already
 		case <-c.done:
 			return b.recycle(c)
 		default: // the sender still holds c: it is not recycled
-			return core.Result{}, wrapError(ctx, []core.Request{req}, ctx.Err())
+			return core.Result{}, b.store.failed(ctx, []core.Request{req}, ctx.Err())
 		}
 	}
 }

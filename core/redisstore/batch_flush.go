@@ -162,7 +162,7 @@ func (b *batcher) answer(c *batchCmd) {
 		reqs := [1]core.Request{call.req}
 		var results [1]core.Result
 		if err := c.cmd.Err(); err != nil {
-			call.answer(core.Result{}, wrapError(call.ctx, reqs[:], err))
+			call.answer(core.Result{}, b.store.failed(call.ctx, reqs[:], err))
 		} else if err := c.parseAlone(reqs[:], results[:]); err != nil {
 			call.answer(core.Result{}, unexpectedReply(reqs[:], err))
 		} else {
@@ -173,7 +173,7 @@ func (b *batcher) answer(c *batchCmd) {
 	}
 	if err := c.cmd.Err(); err != nil {
 		for _, call := range c.calls {
-			call.answer(core.Result{}, wrapError(call.ctx, []core.Request{call.req}, err))
+			call.answer(core.Result{}, b.store.failed(call.ctx, []core.Request{call.req}, err))
 		}
 		return
 	}

@@ -40,6 +40,23 @@ func wrapError(ctx context.Context, reqs []core.Request, err error) error {
 	return fmt.Errorf("%s: %w: %w", names, ErrUnexpectedReply, err)
 }
 
+// failed is wrapError for a call of s that failed, and on a Cluster it has the client
+// reload which master serves which slots when the failure may be a master gone (the
+// server unavailable, or a deadline that expired on a stuck master). go-redis reloads
+// them on MOVED, ASK and READONLY replies, and otherwise only every
+// ClusterStateReloadInterval (60s by default): after a master failed over, its slots'
+// decisions went to the dead address for that long (TestClusterFailoverReaches-
+// ThePromotedReplica fails without this). go-redis runs the reload in the
+// background, one at a time, and the next no sooner than 200ms after one succeeded.
+func (s *Store) failed(ctx context.Context, reqs []core.Request, err error) error {
+	wrapped := wrapError(ctx, reqs, err)
+	if s.cluster != nil && (errors.Is(wrapped, core.ErrStoreUnavailable) || errors.Is(wrapped, context.DeadlineExceeded)) {
+		s.cluster.ReloadState(context.Background())
+	}
+	return wrapped
+}
+
+// unavailable reports whether err means the server cannot serve now.
 func unavailable(err error) bool {
 	var netErr net.Error
 	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

@@ -33,6 +33,7 @@ const (
 type Store struct {
 	client   processor
 	topology topology
+	cluster  *redis.ClusterClient // the client on a Cluster, for reloadSlots
 	prefix   string
 	clock    func() time.Time // nil: Redis TIME
 	hashTag  HashTagFunc
@@ -74,9 +75,9 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		scripts: loadScripts(cfg.margin.Milliseconds()),
 		closers: cfg.closers,
 	}
-	switch client.(type) {
+	switch c := client.(type) {
 	case *redis.ClusterClient:
-		s.topology = cluster
+		s.topology, s.cluster = cluster, c
 	case *redis.Ring:
 		s.topology = ring
 	}
@@ -130,7 +131,7 @@ func (s *Store) decideAlone(ctx context.Context, req core.Request, key string, n
 	}
 	reply, err := evalScript(ctx, s.client, script, args, redis.NewStringCmd)
 	if err != nil {
-		return core.Result{}, wrapError(ctx, reqs[:], err)
+		return core.Result{}, s.failed(ctx, reqs[:], err)
 	}
 	if err := parseSingle(reply.Val(), &reqs[0], &results[0]); err != nil {
 		return core.Result{}, unexpectedReply(reqs[:], err)
@@ -193,7 +194,7 @@ func (s *Store) decide(ctx context.Context, mode string, now int64, reqs []core.
 func (s *Store) runStack(ctx context.Context, script *script, args []any, reqs []core.Request, results []core.Result) (int64, bool, error) {
 	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
 	if err != nil {
-		return 0, false, wrapError(ctx, reqs, err)
+		return 0, false, s.failed(ctx, reqs, err)
 	}
 	at, allowed, err := parseDecision(reply.Val(), reqs, results)
 	if err != nil {
@@ -252,7 +253,7 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	args := s.stackArgs(script.sha, modeRelease, 0, reqs, []string{s.stateKey(&req.Policy, req.Key)})
 	reply, err := evalScript(ctx, s.client, script, args, redis.NewIntSliceCmd)
 	if err != nil {
-		return wrapError(ctx, reqs, err)
+		return s.failed(ctx, reqs, err)
 	}
 	if v := reply.Val(); len(v) != 1 || v[0] != 0 && v[0] != 1 {
 		return fmt.Errorf("policy %q: %w: release returned %v", req.Policy.Name(), ErrUnexpectedReply, v)

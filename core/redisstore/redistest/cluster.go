@@ -20,10 +20,18 @@ const clusterTimeout = 30 * time.Second
 // slots is the number of Redis Cluster hash slots.
 const slots = 16384
 
-// Cluster is a Redis Cluster of masters without replicas, each a Server.
+// Cluster is a Redis Cluster of masters, each a Server, and optionally one replica
+// per master.
 type Cluster struct {
 	// Servers are the masters; master i serves an equal i-th share of the slots.
 	Servers []*Server
+	// Replicas, when the Cluster has them, are the masters' replicas: Replicas[i]
+	// replicates Servers[i], and takes its slots over when it fails.
+	Replicas []*Server
+
+	path        string
+	dir         string
+	nodeTimeout time.Duration
 }
 
 // StartCluster starts a Cluster of masters for tb, with data under tb.TempDir(), and
@@ -43,18 +51,17 @@ func StartCluster(tb testing.TB, masters int) *Cluster {
 // each an equal share of the slots, joins them, and returns when every node reports
 // cluster_state:ok and knows every slot's owner. The caller must Stop it.
 func NewCluster(path, dir string, masters int) (*Cluster, error) {
+	return newCluster(path, dir, masters, 5*time.Second)
+}
+
+// newCluster is NewCluster with the nodes' cluster-node-timeout.
+func newCluster(path, dir string, masters int, nodeTimeout time.Duration) (*Cluster, error) {
 	if masters < 1 {
 		return nil, fmt.Errorf("redistest: a cluster needs a master, got %d", masters)
 	}
-	c := &Cluster{}
+	c := &Cluster{path: path, dir: dir, nodeTimeout: nodeTimeout}
 	for i := 0; i < masters; i++ {
-		nodeDir := filepath.Join(dir, "node"+strconv.Itoa(i))
-		if err := os.MkdirAll(nodeDir, 0o755); err != nil {
-			c.Stop()
-			return nil, fmt.Errorf("redistest: %w", err)
-		}
-		s, err := Start(path, nodeDir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "5000", "--cluster-require-full-coverage", "yes")
+		s, err := c.startNode("node" + strconv.Itoa(i))
 		if err != nil {
 			c.Stop()
 			return nil, err
@@ -66,6 +73,17 @@ func NewCluster(path, dir string, masters int) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// startNode starts a cluster-enabled redis-server with its data in dir/name.
+func (c *Cluster) startNode(name string) (*Server, error) {
+	nodeDir := filepath.Join(c.dir, name)
+	if err := os.MkdirAll(nodeDir, 0o755); err != nil {
+		return nil, fmt.Errorf("redistest: %w", err)
+	}
+	return Start(c.path, nodeDir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", strconv.FormatInt(c.nodeTimeout.Milliseconds(), 10), "--cluster-require-full-coverage", "yes",
+		"--repl-diskless-sync-delay", "0") // a replica syncs at once, not 5s later
 }
 
 func (c *Cluster) join() error {
@@ -148,7 +166,7 @@ func (c *Cluster) NewClient() *redis.ClusterClient {
 // Stop stops every node.
 func (c *Cluster) Stop() error {
 	var errs []error
-	for _, s := range c.Servers {
+	for _, s := range append(c.Servers, c.Replicas...) {
 		errs = append(errs, s.Stop())
 	}
 	return errors.Join(errs...)

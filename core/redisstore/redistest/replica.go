@@ -18,6 +18,13 @@ func StartReplica(tb testing.TB, master *Server) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	admin := master.NewClient()
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := admin.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil { // sync at once, not 5s later
+		tb.Fatalf("redistest: %s: %v", master.Addr, err)
+	}
 	replica := StartServer(tb, "--replicaof", host, port)
 	if err := replica.waitSynced(); err != nil {
 		tb.Fatal(err)

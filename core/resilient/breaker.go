@@ -54,7 +54,9 @@ type breakerPolicy struct {
 //
 // Closed: the calls and failures of the last window are counted in buckets; when the
 // window holds at least minCalls calls and minFailures failures, and failures are at
-// least rate of the calls, the breaker asks for a confirming probe (one at a time),
+// least rate of the calls, or, in a window too quiet for that rate (fewer than
+// minCalls calls), when the last minFailures calls all failed, however far apart, the
+// breaker asks for a confirming probe (one at a time),
 // with a longer deadline: when the store answers it, the failures were load (a
 // saturated client, a slow spell), the window starts afresh and the breaker stays
 // closed; when it does not, the breaker opens. One slow call among many good ones is
@@ -70,6 +72,7 @@ type breaker struct {
 	state atomic.Int32 // BreakerState; written under mu, read without it on the fast path
 
 	buckets [windowBuckets]windowBucket
+	streak  atomic.Int64 // failed calls since the last call the store answered
 
 	mu        sync.Mutex
 	suspect   bool  // closed, the window says open, a confirming probe is out
@@ -102,6 +105,7 @@ func (b *breaker) clear() {
 		b.buckets[i].calls.Store(0)
 		b.buckets[i].failures.Store(0)
 	}
+	b.streak.Store(0)
 }
 
 // transition is a change of a breaker's state, for logs.
@@ -135,9 +139,11 @@ func (b *breaker) record(o outcome, now int64) (confirm bool) {
 	}
 	bk.calls.Add(1)
 	if o != failed {
+		b.streak.Store(0)
 		return false
 	}
 	bk.failures.Add(1)
+	streak := b.streak.Add(1)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.closed() || b.suspect {
@@ -145,7 +151,11 @@ func (b *breaker) record(o outcome, now int64) (confirm bool) {
 	}
 	calls, failures := b.window(epoch)
 	p := &b.policy
-	if calls < p.minCalls || failures < p.minFailures || float64(failures) < p.rate*float64(calls) {
+	// A service too quiet to fill the window would otherwise never open the breaker:
+	// a dead store kept refusing every key it had not answered for, for the whole
+	// outage (TestQuietServiceFallsBackOnADeadStore).
+	quiet := calls < p.minCalls && streak >= p.minFailures
+	if !quiet && (calls < p.minCalls || failures < p.minFailures || float64(failures) < p.rate*float64(calls)) {
 		return false
 	}
 	b.suspect = true

@@ -30,8 +30,8 @@ func TestBreakerStateMachine(t *testing.T) {
 	}
 	steps := []step{
 		{at: 0, kind: record, outcome: failed, want: BreakerClosed},                // 1 call: under minCalls
-		{at: 1, kind: record, outcome: failed, want: BreakerClosed},                // 2 calls
-		{at: 2, kind: record, outcome: succeeded, want: BreakerClosed},             // 3 calls
+		{at: 1, kind: record, outcome: succeeded, want: BreakerClosed},             // 2 calls
+		{at: 2, kind: record, outcome: failed, want: BreakerClosed},                // 3 calls, not 2 failures in a row
 		{at: 3, kind: record, outcome: canceled, want: BreakerClosed},              // a client that went away counts nothing
 		{at: 4, kind: due, allowed: false, want: BreakerClosed},                    // no probes while closed
 		{at: 5, kind: record, outcome: succeeded, want: BreakerClosed},             // 4 calls, 2 failed: the failure decides, not the success
@@ -40,9 +40,9 @@ func TestBreakerStateMachine(t *testing.T) {
 		{at: 8, kind: record, outcome: failed, want: BreakerClosed},                // one confirming probe at a time
 		{at: 9, kind: confirm, outcome: succeeded, want: BreakerClosed},            // it was load: a fresh window
 		{at: 10, kind: record, outcome: failed, want: BreakerClosed},
-		{at: 11, kind: record, outcome: failed, want: BreakerClosed},
+		{at: 11, kind: record, outcome: failed, allowed: true, want: BreakerClosed}, // a quiet window, 2 failures in a row: confirm
 		{at: 12, kind: record, outcome: failed, want: BreakerClosed},
-		{at: 13, kind: record, outcome: failed, allowed: true, want: BreakerClosed},
+		{at: 13, kind: record, outcome: failed, want: BreakerClosed},
 		{at: 14, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"}, // an outage
 		{at: 15, kind: record, outcome: succeeded, want: BreakerOpen},                      // a late answer changes nothing
 		{at: 50, kind: due, allowed: false, want: BreakerOpen},
@@ -61,10 +61,10 @@ func TestBreakerStateMachine(t *testing.T) {
 		{at: 270, kind: probe, outcome: succeeded, want: BreakerClosed, tr: "half-open>closed after 256ns"},
 		// a fresh window: the outage's failures are forgotten
 		{at: 271, kind: record, outcome: failed, want: BreakerClosed},
-		{at: 272, kind: record, outcome: failed, want: BreakerClosed},
-		{at: 273, kind: record, outcome: failed, want: BreakerClosed}, // 3 calls: under minCalls
+		{at: 272, kind: record, outcome: succeeded, want: BreakerClosed},
+		{at: 273, kind: record, outcome: failed, want: BreakerClosed}, // 3 calls: under minCalls, 1 failure in a row
 		{at: 274, kind: record, outcome: failed, allowed: true, want: BreakerClosed},
-		{at: 275, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 4/4"},
+		{at: 275, kind: confirm, outcome: failed, want: BreakerOpen, tr: "closed>open 3/4"},
 	}
 	for i, s := range steps {
 		var tr *transition
@@ -120,9 +120,11 @@ func TestBreakerFailureRateOverWindow(t *testing.T) {
 		}
 	}
 	b = newBreaker(breakerPolicy{rate: 0.5, minCalls: 10, minFailures: 3, window: 1000, cooldown: 50, probes: 1})
-	for at := int64(0); at < 9; at++ { // 9 failures, then a window later
-		if b.record(failed, at*200) {
-			t.Fatalf("9 failures spread over 1.6 windows asked for a confirming probe (the window holds at most 6)")
+	for at := int64(0); at < 9; at++ { // 9 failures, 200 apart, each after two successes
+		b.record(succeeded, at*200)
+		b.record(succeeded, at*200+1)
+		if b.record(failed, at*200+2) {
+			t.Fatalf("at %d: failures a third of a busy window asked for a confirming probe", at*200+2)
 		}
 	}
 	asked := false
@@ -131,6 +133,51 @@ func TestBreakerFailureRateOverWindow(t *testing.T) {
 	}
 	if !asked {
 		t.Fatal("10 failures in a row within a window did not ask for a confirming probe")
+	}
+}
+
+// A quiet service never fills the window: minFailures failed calls in a row, however
+// far apart, ask for the confirming probe; a call the store answered starts the count
+// again, and so does a probe that found the store reachable. In a busy window only
+// the failure rate decides.
+func TestBreakerQuietFailuresInARow(t *testing.T) {
+	b := newBreaker(breakerPolicy{rate: 0.5, minCalls: 10, minFailures: 3, window: 1000, cooldown: 50, probes: 1})
+	steps := []struct {
+		at      int64
+		outcome outcome
+		confirm bool
+	}{
+		{0, failed, false},
+		{5000, failed, false},    // a window of its own, 2 in a row
+		{6000, succeeded, false}, // the store answered: the count starts again
+		{7000, failed, false},    //
+		{9000, broken, false},    // a permanent error is an answer too
+		{11000, failed, false},   //
+		{13000, failed, false},   //
+		{60000, failed, true},    // 3 in a row, a minute apart
+		{60001, failed, false},   // one confirming probe at a time
+		{60002, canceled, false}, // a caller that left says nothing
+		{60003, failed, false},
+	}
+	for i, st := range steps {
+		if i == 9 {
+			b.confirmed(true, st.at) // the store answered the probe: load, a fresh count
+		}
+		if got := b.record(st.outcome, st.at); got != st.confirm {
+			t.Fatalf("step %d at %d: confirm %v, want %v", i, st.at, got, st.confirm)
+		}
+	}
+	if b.record(failed, 60004) || !b.record(failed, 60005) {
+		t.Fatal("the count of failures in a row did not start again at the probe's answer")
+	}
+	busy := newBreaker(breakerPolicy{rate: 0.5, minCalls: 10, minFailures: 3, window: 1000, cooldown: 50, probes: 1})
+	for at := int64(0); at < 8; at++ {
+		busy.record(succeeded, at)
+	}
+	for at := int64(8); at < 12; at++ { // 4 failures in a row among 12 calls: a third
+		if busy.record(failed, at) {
+			t.Fatalf("at %d: failures in a row in a busy window asked for a confirming probe below the rate", at)
+		}
 	}
 }
 

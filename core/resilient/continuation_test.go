@@ -69,7 +69,7 @@ func TestLocalModeDividesTheLastAnswer(t *testing.T) {
 // A slow call while the breaker stays closed is not an outage: no transition, and the
 // key's last shared answer decides, without refill.
 func TestSlowCallDecidesFromTheLastAnswer(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute), neverOpen)
 	if got := admittedOf(t, r, perMinute5, "k", 3); got != 3 {
 		t.Fatalf("healthy: %d admitted, want 3", got)
 	}
@@ -89,7 +89,7 @@ func TestSlowCallDecidesFromTheLastAnswer(t *testing.T) {
 // What slow calls admitted from the last answer is charged to the shared store by the
 // key's next admission there: a new answer does not grant its Remaining again.
 func TestSlowCallAdmissionsAreChargedOnReturn(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute), neverOpen)
 	if got := admittedOf(t, r, perMinute5, "k", 1); got != 1 {
 		t.Fatalf("healthy: %d admitted, want 1", got)
 	}
@@ -111,7 +111,7 @@ func TestSlowCallAdmissionsAreChargedOnReturn(t *testing.T) {
 // ResetAfter has passed the key may have recovered, or other instances may have spent
 // it since; this instance has not heard, so it admits nothing the answer did not leave.
 func TestSlowCallNeverRefillsAStaleAnswer(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute), neverOpen)
 	if got := admittedOf(t, r, perMinute5, "k", 5); got != 5 {
 		t.Fatalf("healthy: %d admitted, want 5", got)
 	}

@@ -17,6 +17,10 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
+// neverOpen keeps a breaker closed through any number of failures in a row, for
+// tests of slow calls; a rate of failures opens it only with WithFailureRate's calls.
+var neverOpen = resilient.WithBreaker(1_000_000, resilient.DefaultCooldown)
+
 // errDown is a fake outage: the shared store is unreachable.
 var errDown = fmt.Errorf("fake: %w: connection refused", core.ErrStoreUnavailable)
 

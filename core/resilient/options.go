@@ -129,8 +129,11 @@ func WithDeadline(d time.Duration) Option {
 
 // WithBreaker sets the circuit breaker: its window must hold at least failures
 // failed calls before it opens (default DefaultFailureThreshold, 3; see also
-// WithFailureRate), and an open breaker probes the shared store in the background
-// every cooldown (default DefaultCooldown, 250ms), with or without traffic.
+// WithFailureRate), and a window too quiet for WithFailureRate's minimum calls opens
+// it on that many failed calls in a row, however far apart, so that a quiet service
+// does not decide a whole outage as slow calls. An open breaker probes the shared
+// store in the background every cooldown (default DefaultCooldown, 250ms), with or
+// without traffic. A probe confirms every opening.
 func WithBreaker(failures int, cooldown time.Duration) Option {
 	return func(c *config) error {
 		if failures < 1 {

@@ -74,7 +74,7 @@ func TestRefundNeedsASharedStoreThatRefunds(t *testing.T) {
 // when the request's admission went on to pay the key's debt to the shared store (what
 // slow calls admitted) in the next window: that debt stays charged.
 func TestRefundAfterADebtPaymentFindsTheRequestsOwnCharge(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute), neverOpen)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
 	minute := time.Minute.Milliseconds()
 	r.clock.Set((r.clock.Millis()/minute+1)*minute - 10) // 10ms before a window ends

@@ -21,7 +21,7 @@ import (
 func TestRedisSlowAdmissionIsNotGrantedAgainByRedis(t *testing.T) {
 	srv := redistest.StartServer(t)
 	r := newReplica(t, srv, resilient.WithMaxInFlight(1), resilient.WithDeadline(2*time.Second),
-		resilient.WithFailureRate(0.5, 1_000_000, time.Minute))
+		resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen)
 	ctl := admin(t, srv)
 	ctx := context.Background()
 	req := core.Request{Policy: slowRacePolicy, Key: "ip:192.0.2.9"}

@@ -28,7 +28,7 @@ func whileInFlight(r *rig, decide func()) {
 // when A, finding the in-flight bound taken, is admitted from that answer; the store
 // then admits B with the same unit. Dropping the charge admitted both.
 func TestSlowAdmissionIsNotGrantedAgain(t *testing.T) {
-	r := newRig(t, resilient.WithMaxInFlight(1), resilient.WithFailureRate(0.5, 1_000_000, time.Minute))
+	r := newRig(t, resilient.WithMaxInFlight(1), resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen)
 	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(2))
 	if res := r.decide(t, p, "k"); !res.Allowed || res.Remaining != 1 {
 		t.Fatalf("healthy: %+v; want admitted with 1 left", res)
@@ -52,7 +52,7 @@ func TestSlowAdmissionIsNotGrantedAgain(t *testing.T) {
 // refused as a whole: the subnet's charge stands for A's, the others' are given
 // back.
 func TestSlowStackAdmissionIsNotGrantedAgain(t *testing.T) {
-	r := newRig(t, resilient.WithMaxInFlight(1), resilient.WithFailureRate(0.5, 1_000_000, time.Minute))
+	r := newRig(t, resilient.WithMaxInFlight(1), resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen)
 	if got := stackAdmits(t, r, "alice", 1); got != 1 {
 		t.Fatalf("healthy: %d admitted, want 1", got)
 	}
@@ -79,7 +79,7 @@ func TestSlowStackAdmissionIsNotGrantedAgain(t *testing.T) {
 // stand for the slow call's and no room to charge it; the key's next admission there
 // pays it. Dropping it with the refusal let the key admit 4 in 31s at 2 a minute.
 func TestSlowAdmissionIsOwedPastARefusal(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 1_000_000, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen)
 	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(2))
 	if res := r.decide(t, p, "k"); !res.Allowed || res.Remaining != 1 {
 		t.Fatalf("healthy: %+v; want admitted with 1 left", res)

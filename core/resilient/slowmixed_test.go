@@ -35,7 +35,7 @@ func TestMixedStackSlowCallDecidesLocalFromLastAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		s, err := resilient.New(f, resilient.WithClock(clock.Now), resilient.WithLocalStore(local),
-			resilient.WithDeadline(time.Second), resilient.WithPolicyMode("login-subnet", resilient.Open))
+			resilient.WithDeadline(time.Second), resilient.WithPolicyMode("login-subnet", resilient.Open), neverOpen)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func raceSlowCalls(t *testing.T, addrs, keys []string, inject, restore func() er
 	p := slowRacePolicy
 	counter := &fallbackCounter{}
 	line := &lineUp{}
-	store := dialStores(t, addrs, 1, resilient.WithFailureRate(0.5, 1_000_000, time.Minute),
+	store := dialStores(t, addrs, 1, resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen,
 		resilient.WithMonitor(counter), resilient.WithMonitor(line))[0]
 	ctx := context.Background()
 	for k, key := range keys {

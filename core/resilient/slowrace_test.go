@@ -16,7 +16,7 @@ import (
 // answer leaves 1, so however many race, one is admitted. Deciding and spending
 // under separate locks let racing slow calls each admit the same unit.
 func TestRacingSlowCallsShareTheLastAnswer(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 1_000_000, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen)
 	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(2))
 	const keys, racers = 1000, 8
 	for k := 0; k < keys; k++ {

@@ -164,7 +164,7 @@ func TestLocalStackIsSettledOnReturn(t *testing.T) {
 // nothing is known, and instances granting their shares in memory would over-grant
 // together.
 func TestSlowStackOfUnknownKeysIsRefused(t *testing.T) {
-	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute))
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute), neverOpen)
 	r.shared.fail(errDown)
 	results := make([]core.Result, 3)
 	ok, err := r.store.DecideStack(context.Background(), loginStack("bob"), results)

@@ -114,6 +114,7 @@ type transition struct {
 	after    time.Duration // to closed: how long the breaker was not closed
 	failures int64         // to open from closed: the failures of the window
 	calls    int64         // to open from closed: the calls of the window
+	inARow   int64         // to open from closed: the failed calls since the last answered one
 }
 
 // closed reports whether decisions may call the store.
@@ -180,7 +181,7 @@ func (b *breaker) confirmed(reachable bool, now int64) *transition {
 	b.nextProbe = now + b.policy.cooldown
 	b.good = 0
 	b.since = now
-	return &transition{from: BreakerClosed, to: BreakerOpen, failures: failures, calls: calls}
+	return &transition{from: BreakerClosed, to: BreakerOpen, failures: failures, calls: calls, inARow: b.streak.Load()}
 }
 
 // window sums the buckets of the window that ends in epoch. Requires b.mu.

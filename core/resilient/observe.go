@@ -138,7 +138,7 @@ func (s *Store) breakerChanged(tr *transition, slot int) {
 	switch {
 	case tr.to == BreakerOpen && tr.from == BreakerClosed:
 		log.Warn(fmt.Sprintf("ratelimit: shared store failing; %s open, next probe in %v", which, s.cfg.cooldown),
-			"store", s.cfg.storeName, "slot", slot, "failures", tr.failures, "calls", tr.calls, "cooldown", s.cfg.cooldown)
+			"store", s.cfg.storeName, "slot", slot, "failures", tr.failures, "calls", tr.calls, "in_a_row", tr.inARow, "cooldown", s.cfg.cooldown)
 	case tr.to == BreakerClosed:
 		log.Warn("ratelimit: shared store back after "+roundDuration(tr.after)+"; "+which+" closed",
 			"store", s.cfg.storeName, "slot", slot, "outage", tr.after)

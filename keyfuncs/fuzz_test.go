@@ -50,7 +50,8 @@ func checkKey(t *testing.T, key string) {
 	}
 }
 
-// checkIPKey fails the test unless key is the Key of addr.
+// checkIPKey fails the test unless key is the Key of addr. An IPv6 address that
+// stands for an IPv4 host (NAT64, 6to4, Teredo: see Key) is keyed as that host.
 func checkIPKey(t *testing.T, c *ClientIP, r *http.Request, addr netip.Addr) {
 	t.Helper()
 	key, err := c.Key(r)
@@ -58,8 +59,11 @@ func checkIPKey(t *testing.T, c *ClientIP, r *http.Request, addr netip.Addr) {
 		t.Fatalf("Key: %v", err)
 	}
 	checkKey(t, key)
-	if addr.Is4() && key != "ip:"+addr.String() {
-		t.Fatalf("key %q for %v", key, addr)
+	if host := keyedHost(addr); host.Is4() {
+		if key != "ip:"+host.String() {
+			t.Fatalf("key %q for %v", key, addr)
+		}
+		return
 	}
 	if addr.Is6() {
 		block, err := netip.ParsePrefix(strings.TrimPrefix(key, "ip6:"))

@@ -2,7 +2,6 @@ package resilient_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -20,56 +19,44 @@ import (
 // both services end on shared enforcement, and the promoted replica holds the key's
 // replicated state. Unbatched and batched.
 func TestRedisClusterFailoverStaysWithinBound(t *testing.T) {
-	for _, batched := range []bool{false, true} {
-		t.Run(fmt.Sprintf("batched %v", batched), func(t *testing.T) {
-			var storeOptions []redisstore.Option
-			if batched {
-				storeOptions = []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
-			}
-			c := redistest.StartClusterWithReplicas(t, 3, time.Second)
-			p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
-			failingKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
-			healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
-			counter := &fallbackCounter{}
-			stores := dialStoresWith(t, c.Addrs(), 2, storeOptions, resilient.WithReplicas(2), resilient.WithMonitor(counter))
-			stop := make(chan struct{})
-			failing := drive(stores, p, failingKey, 8, 5*time.Millisecond, stop)
-			healthy := drive(stores, p, healthyKey, 8, 5*time.Millisecond, stop)
-			after(t, time.Second, c.Servers[0].Kill)
-			killed := time.Now()
-			if err := c.WaitPromoted(0); err != nil {
-				close(stop)
-				failing.wait()
-				healthy.wait()
-				t.Fatal(err)
-			}
-			promoted := time.Since(killed)
-			var back time.Duration
-			for end := time.Now().Add(10 * time.Second); back == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-				if !stores[0].Fallback("api") && !stores[1].Fallback("api") &&
-					stores[0].Breaker() == resilient.BreakerClosed && stores[1].Breaker() == resilient.BreakerClosed {
-					back = time.Since(killed)
-				}
-			}
-			time.Sleep(2 * time.Second) // traffic on the promoted replica
+	eachBatching(t, func(t *testing.T, storeOptions []redisstore.Option) {
+		c := redistest.StartClusterWithReplicas(t, 3, time.Second)
+		p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
+		failingKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
+		healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
+		counter := &fallbackCounter{}
+		stores := dialStoresWith(t, c.Addrs(), 2, storeOptions, resilient.WithReplicas(2), resilient.WithMonitor(counter))
+		stop := make(chan struct{})
+		failing := drive(stores, p, failingKey, 8, 5*time.Millisecond, stop)
+		healthy := drive(stores, p, healthyKey, 8, 5*time.Millisecond, stop)
+		after(t, time.Second, c.Servers[0].Kill)
+		killed := time.Now()
+		if err := c.WaitPromoted(0); err != nil {
 			close(stop)
-			check(t, "key on the killed master, GCRA 10/s burst 20", failing, 10, 20)
-			check(t, "key on a healthy master, GCRA 10/s burst 20", healthy, 10, 20)
-			t.Logf("replica promoted %v after the kill; both services back on Redis after %v; fallback transitions: %d into local, %d back; admissions by decider: %s",
-				promoted.Round(10*time.Millisecond), back.Round(10*time.Millisecond), counter.enter.Load(), counter.leave.Load(), counter.via())
-			if back == 0 {
-				t.Fatalf("the services were not back on Redis 10s after the promotion (breakers %v, %v)", stores[0].Breaker(), stores[1].Breaker())
-			}
-			shared, err := redisstore.Dial(c.Addrs()[1:])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer shared.Close()
-			promotedClient := c.Replicas[0].NewClient()
-			defer promotedClient.Close()
-			if n, err := promotedClient.Exists(context.Background(), shared.Key(p, failingKey)).Result(); err != nil || n != 1 {
-				t.Errorf("the promoted replica does not hold the key's state: %d %v", n, err)
-			}
-		})
-	}
+			failing.wait()
+			healthy.wait()
+			t.Fatal(err)
+		}
+		promoted := time.Since(killed)
+		back := backOnShared(stores, "api", killed)
+		time.Sleep(2 * time.Second) // traffic on the promoted replica
+		close(stop)
+		check(t, "key on the killed master, GCRA 10/s burst 20", failing, 10, 20)
+		check(t, "key on a healthy master, GCRA 10/s burst 20", healthy, 10, 20)
+		t.Logf("replica promoted %v after the kill; both services back on Redis after %v; fallback transitions: %d into local, %d back; admissions by decider: %s",
+			promoted.Round(10*time.Millisecond), back.Round(10*time.Millisecond), counter.enter.Load(), counter.leave.Load(), counter.via())
+		if back == 0 {
+			t.Fatalf("the services were not back on Redis 10s after the promotion (breakers %v, %v)", stores[0].Breaker(), stores[1].Breaker())
+		}
+		keyName, err := redisstore.Dial(c.Addrs()[1:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer keyName.Close()
+		promotedClient := c.Replicas[0].NewClient()
+		defer promotedClient.Close()
+		if n, err := promotedClient.Exists(context.Background(), keyName.Key(p, failingKey)).Result(); err != nil || n != 1 {
+			t.Errorf("the promoted replica does not hold the key's state: %d %v", n, err)
+		}
+	})
 }

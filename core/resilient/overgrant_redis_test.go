@@ -43,9 +43,16 @@ func dialStores(t testing.TB, addrs []string, n int, options ...resilient.Option
 // (batching, say).
 func dialStoresWith(t testing.TB, addrs []string, n int, storeOptions []redisstore.Option, options ...resilient.Option) []*resilient.Store {
 	t.Helper()
+	return newStores(t, n, func() (*redisstore.Store, error) { return redisstore.Dial(addrs, storeOptions...) }, options...)
+}
+
+// newStores makes n resilient stores, each over its own Redis store from dial, in
+// Local mode with the given options, closed when t ends.
+func newStores(t testing.TB, n int, dial func() (*redisstore.Store, error), options ...resilient.Option) []*resilient.Store {
+	t.Helper()
 	stores := make([]*resilient.Store, n)
 	for i := range stores {
-		shared, err := redisstore.Dial(addrs, storeOptions...)
+		shared, err := dial()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,6 +65,36 @@ func dialStoresWith(t testing.TB, addrs []string, n int, storeOptions []redissto
 		stores[i] = store
 	}
 	return stores
+}
+
+// eachBatching runs test as two subtests, with the Redis store options of each:
+// unbatched, then batching.
+func eachBatching(t *testing.T, test func(t *testing.T, storeOptions []redisstore.Option)) {
+	for _, batched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batched %v", batched), func(t *testing.T) {
+			var storeOptions []redisstore.Option
+			if batched {
+				storeOptions = []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
+			}
+			test(t, storeOptions)
+		})
+	}
+}
+
+// backOnShared waits, for up to 10 s, until every store's breaker is closed and policy
+// is out of its failure mode, and returns how long after since that was; 0 when it
+// never was.
+func backOnShared(stores []*resilient.Store, policy string, since time.Time) time.Duration {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		back := true
+		for _, s := range stores {
+			back = back && s.Breaker() == resilient.BreakerClosed && !s.Fallback(policy)
+		}
+		if back {
+			return time.Since(since)
+		}
+	}
+	return 0
 }
 
 // run records the decisions of a load run: each admission at its time since start.
@@ -319,34 +356,28 @@ func clusterKey(t *testing.T, c *redistest.Cluster, p core.Policy, master int, p
 // (Local), within its bound too; and the policy does not flap between local and
 // shared. The same holds with batching, where each master has its own queue.
 func TestRedisClusterStuckMasterStaysWithinBound(t *testing.T) {
-	for _, batched := range []bool{false, true} {
-		t.Run(fmt.Sprintf("batched %v", batched), func(t *testing.T) {
-			var storeOptions []redisstore.Option
-			if batched {
-				storeOptions = []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
-			}
-			c := redistest.StartCluster(t, 3)
-			p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
-			healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
-			stuckKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
-			counter := &fallbackCounter{}
-			stores := dialStoresWith(t, c.Addrs(), 1, storeOptions, resilient.WithMonitor(counter))
-			stop := make(chan struct{})
-			healthy := drive(stores, p, healthyKey, 4, 5*time.Millisecond, stop)
-			stuck := drive(stores, p, stuckKey, 4, 5*time.Millisecond, stop)
-			after(t, 500*time.Millisecond, c.Servers[0].Pause)
-			time.Sleep(3 * time.Second)
-			close(stop)
-			defer c.Servers[0].Resume()
-			check(t, "key on a healthy master, GCRA 10/s burst 20", healthy, 10, 20)
-			check(t, "key on the stuck master, GCRA 10/s burst 20", stuck, 10, 20)
-			enter, leave := counter.enter.Load(), counter.leave.Load()
-			t.Logf("fallback transitions while a master was stuck: %d into local, %d back to shared (bound: 1 and 0)", enter, leave)
-			if enter > 1 || leave > 0 {
-				t.Errorf("the policy flapped: %d transitions into local, %d back to shared", enter, leave)
-			}
-		})
-	}
+	eachBatching(t, func(t *testing.T, storeOptions []redisstore.Option) {
+		c := redistest.StartCluster(t, 3)
+		p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
+		healthyKey := clusterKey(t, c, p, 1, "ip:203.0.113.")
+		stuckKey := clusterKey(t, c, p, 0, "ip:198.51.100.")
+		counter := &fallbackCounter{}
+		stores := dialStoresWith(t, c.Addrs(), 1, storeOptions, resilient.WithMonitor(counter))
+		stop := make(chan struct{})
+		healthy := drive(stores, p, healthyKey, 4, 5*time.Millisecond, stop)
+		stuck := drive(stores, p, stuckKey, 4, 5*time.Millisecond, stop)
+		after(t, 500*time.Millisecond, c.Servers[0].Pause)
+		time.Sleep(3 * time.Second)
+		close(stop)
+		defer c.Servers[0].Resume()
+		check(t, "key on a healthy master, GCRA 10/s burst 20", healthy, 10, 20)
+		check(t, "key on the stuck master, GCRA 10/s burst 20", stuck, 10, 20)
+		enter, leave := counter.enter.Load(), counter.leave.Load()
+		t.Logf("fallback transitions while a master was stuck: %d into local, %d back to shared (bound: 1 and 0)", enter, leave)
+		if enter > 1 || leave > 0 {
+			t.Errorf("the policy flapped: %d transitions into local, %d back to shared", enter, leave)
+		}
+	})
 }
 
 // While the breaker is open it probes in the background: once Redis is back, two

@@ -2,7 +2,6 @@ package resilient_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -27,81 +26,56 @@ import (
 // 920ms after the kill, and the key, its last answer spent, admitted 5.4 per second
 // there against 9.1 with DialUniversal's bounds. The same holds with batching.
 func TestRedisSentinelFailoverStaysWithinBound(t *testing.T) {
-	for _, batched := range []bool{false, true} {
-		t.Run(fmt.Sprintf("batched %v", batched), func(t *testing.T) {
-			var storeOptions []redisstore.Option
-			if batched {
-				storeOptions = []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
-			}
-			sentinelFailover(t, storeOptions)
-		})
-	}
-}
-
-// sentinelFailover runs TestRedisSentinelFailoverStaysWithinBound with the given
-// options of each service replica's Redis store.
-func sentinelFailover(t *testing.T, storeOptions []redisstore.Option) {
-	const name = "ratelimit"
-	master := redistest.StartServer(t)
-	replica := redistest.StartReplica(t, master)
-	sentinel := redistest.StartSentinel(t, master, name, 500*time.Millisecond)
-	if err := sentinel.WaitReplica(name, replica); err != nil {
-		t.Fatal(err)
-	}
-	p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
-	key := "ip:198.51.100.30"
-	counter := &fallbackCounter{}
-	stores := make([]*resilient.Store, 2)
-	var shared *redisstore.Store
-	for i := range stores {
-		var err error
-		shared, err = redisstore.DialUniversal(&redis.UniversalOptions{MasterName: name, Addrs: []string{sentinel.Addr}}, storeOptions...)
-		if err != nil {
+	eachBatching(t, func(t *testing.T, storeOptions []redisstore.Option) {
+		const name = "ratelimit"
+		master := redistest.StartServer(t)
+		replica := redistest.StartReplica(t, master)
+		sentinel := redistest.StartSentinel(t, master, name, 500*time.Millisecond)
+		if err := sentinel.WaitReplica(name, replica); err != nil {
 			t.Fatal(err)
 		}
-		stores[i], err = resilient.New(shared, resilient.WithMode(resilient.Local), resilient.WithReplicas(2),
-			resilient.WithMonitor(counter), resilient.WithLogger(quietLogger()), resilient.WithDecisionLogEvery(0))
-		if err != nil {
+		p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20))
+		key := "ip:198.51.100.30"
+		counter := &fallbackCounter{}
+		sentinels := &redis.UniversalOptions{MasterName: name, Addrs: []string{sentinel.Addr}}
+		stores := newStores(t, 2, func() (*redisstore.Store, error) { return redisstore.DialUniversal(sentinels, storeOptions...) },
+			resilient.WithReplicas(2), resilient.WithMonitor(counter))
+
+		stop := make(chan struct{})
+		r := drive(stores, p, key, 8, 5*time.Millisecond, stop)
+		after(t, time.Second, master.Kill)
+		killed := time.Now()
+		killedAt := killed.Sub(r.start)
+		if err := sentinel.WaitMaster(name, replica.Addr); err != nil {
+			close(stop)
+			r.wait()
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { stores[i].Close() })
-	}
-
-	stop := make(chan struct{})
-	r := drive(stores, p, key, 8, 5*time.Millisecond, stop)
-	after(t, time.Second, master.Kill)
-	killed := time.Now()
-	killedAt := killed.Sub(r.start)
-	if err := sentinel.WaitMaster(name, replica.Addr); err != nil {
+		promoted := time.Since(killed)
+		back := backOnShared(stores, "api", killed)
+		time.Sleep(2 * time.Second) // traffic on the promoted master
 		close(stop)
-		r.wait()
-		t.Fatal(err)
-	}
-	promoted := time.Since(killed)
-	var back time.Duration
-	for end := time.Now().Add(10 * time.Second); back == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if !stores[0].Fallback("api") && !stores[1].Fallback("api") &&
-			stores[0].Breaker() == resilient.BreakerClosed && stores[1].Breaker() == resilient.BreakerClosed {
-			back = time.Since(killed)
+		check(t, "Sentinel failover, two replicas, GCRA 10/s burst 20", r, 10, 20)
+		t.Logf("replica promoted %v after the kill; both services back on Redis after %v; fallback transitions: %d into local, %d back; admissions by decider: %s",
+			promoted.Round(10*time.Millisecond), back.Round(10*time.Millisecond), counter.enter.Load(), counter.leave.Load(), counter.via())
+		if back == 0 {
+			t.Fatalf("the services were not back on Redis 10s after the replica's promotion (breakers %v, %v)", stores[0].Breaker(), stores[1].Breaker())
 		}
-	}
-	time.Sleep(2 * time.Second) // traffic on the promoted master
-	close(stop)
-	check(t, "Sentinel failover, two replicas, GCRA 10/s burst 20", r, 10, 20)
-	t.Logf("replica promoted %v after the kill; both services back on Redis after %v; fallback transitions: %d into local, %d back; admissions by decider: %s",
-		promoted.Round(10*time.Millisecond), back.Round(10*time.Millisecond), counter.enter.Load(), counter.leave.Load(), counter.via())
-	if back == 0 {
-		t.Fatalf("the services were not back on Redis 10s after the replica's promotion (breakers %v, %v)", stores[0].Breaker(), stores[1].Breaker())
-	}
-	during := r.admittedBetween(killedAt, killedAt+back)
-	perSecond := float64(during) / back.Seconds()
-	t.Logf("between the kill and the return: %d admitted in %v, %.1f per second (policy: 10, at least 7)", during, back.Round(10*time.Millisecond), perSecond)
-	if perSecond < 7 {
-		t.Errorf("the failover admitted %.1f per second, under 70%% of the policy's 10", perSecond)
-	}
-	promotedClient := replica.NewClient()
-	defer promotedClient.Close()
-	if n, err := promotedClient.Exists(context.Background(), shared.Key(p, key)).Result(); err != nil || n != 1 {
-		t.Errorf("the promoted master does not hold the key's state: %d %v", n, err)
-	}
+		during := r.admittedBetween(killedAt, killedAt+back)
+		perSecond := float64(during) / back.Seconds()
+		t.Logf("between the kill and the return: %d admitted in %v, %.1f per second (policy: 10, at least 7)", during, back.Round(10*time.Millisecond), perSecond)
+		if perSecond < 7 {
+			t.Errorf("the failover admitted %.1f per second, under 70%% of the policy's 10", perSecond)
+		}
+		promotedClient := replica.NewClient()
+		defer promotedClient.Close()
+		keyName, err := redisstore.DialUniversal(sentinels)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer keyName.Close()
+		if n, err := promotedClient.Exists(context.Background(), keyName.Key(p, key)).Result(); err != nil || n != 1 {
+			t.Errorf("the promoted master does not hold the key's state: %d %v", n, err)
+		}
+	})
 }

@@ -57,16 +57,12 @@ func (c *Cluster) addReplica(i int) error {
 	}
 	// CLUSTER REPLICATE needs the replica to know the master, which the meeting's
 	// handshake takes a moment to establish.
-	for {
-		err := client.Do(ctx, "cluster", "replicate", masterID).Err()
-		if err == nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redistest: cluster replicate %s on %s: %w", masterID, replica.Addr, err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	var replicateErr error
+	if !poll(ctx, func(ctx context.Context) bool {
+		replicateErr = client.Do(ctx, "cluster", "replicate", masterID).Err()
+		return replicateErr == nil
+	}) {
+		return fmt.Errorf("redistest: cluster replicate %s on %s: %w", masterID, replica.Addr, replicateErr)
 	}
 	if err := replica.waitSynced(); err != nil {
 		return err
@@ -80,21 +76,19 @@ func (c *Cluster) addReplica(i int) error {
 	return nil
 }
 
-// waitInfo waits until the CLUSTER INFO of s holds want.
+// waitInfo waits, until ctx ends, for the CLUSTER INFO of s to hold want.
 func waitInfo(ctx context.Context, s *Server, want string) error {
 	client := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer client.Close()
-	for {
-		info, err := client.ClusterInfo(ctx).Result()
-		if err == nil && strings.Contains(info, want) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redistest: %s: CLUSTER INFO never held %q: %s %v", s.Addr, strings.TrimSpace(want), info, err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	var info string
+	var err error
+	if poll(ctx, func(ctx context.Context) bool {
+		info, err = client.ClusterInfo(ctx).Result()
+		return err == nil && strings.Contains(info, want)
+	}) {
+		return nil
 	}
+	return fmt.Errorf("redistest: %s: CLUSTER INFO never held %q: %s %v", s.Addr, strings.TrimSpace(want), info, err)
 }
 
 // WaitPromoted waits, for up to 30 s, until replica i reports itself a master and
@@ -104,15 +98,13 @@ func (c *Cluster) WaitPromoted(i int) error {
 	defer cancel()
 	client := redis.NewClient(&redis.Options{Addr: c.Replicas[i].Addr})
 	defer client.Close()
-	for {
-		role, err := client.Info(ctx, "replication").Result()
-		if err == nil && strings.Contains(role, "role:master") {
-			return waitInfo(ctx, c.Replicas[i], "cluster_state:ok")
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redistest: replica %s was not promoted: %v", c.Replicas[i].Addr, err)
-		case <-time.After(20 * time.Millisecond):
-		}
+	var err error
+	if !poll(ctx, func(ctx context.Context) bool {
+		var role string
+		role, err = client.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(role, "role:master")
+	}) {
+		return fmt.Errorf("redistest: replica %s was not promoted: %v", c.Replicas[i].Addr, err)
 	}
+	return waitInfo(ctx, c.Replicas[i], "cluster_state:ok")
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 )
 
 // StartReplica starts a redis-server for tb that replicates master, and stops it when
@@ -36,17 +35,15 @@ func StartReplica(tb testing.TB, master *Server) *Server {
 func (s *Server) waitSynced() error {
 	client := s.NewClient()
 	defer client.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		text, err := client.Info(ctx, "replication").Result()
-		cancel()
-		if err == nil && strings.Contains(text, "master_link_status:up") {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redistest: replica %s did not synchronise with its master: %v", s.Addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	var err error
+	if poll(ctx, func(ctx context.Context) bool {
+		var text string
+		text, err = client.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(text, "master_link_status:up")
+	}) {
+		return nil
 	}
+	return fmt.Errorf("redistest: replica %s did not synchronise with its master: %v", s.Addr, err)
 }

@@ -64,19 +64,17 @@ func NewSentinel(path, dir string, master *Server, name string, downAfter time.D
 func (s *Server) WaitMaster(name, addr string) error {
 	client := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 	defer client.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		got, err := client.GetMasterAddrByName(ctx, name).Result()
-		cancel()
-		if err == nil && len(got) == 2 && net.JoinHostPort(got[0], got[1]) == addr {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redistest: sentinel on %s does not report master %s for %q: %v %v", s.Addr, addr, name, got, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	var got []string
+	var err error
+	if poll(ctx, func(ctx context.Context) bool {
+		got, err = client.GetMasterAddrByName(ctx, name).Result()
+		return err == nil && len(got) == 2 && net.JoinHostPort(got[0], got[1]) == addr
+	}) {
+		return nil
 	}
+	return fmt.Errorf("redistest: sentinel on %s does not report master %s for %q: %v %v", s.Addr, addr, name, got, err)
 }
 
 // WaitReplica waits, for up to 15 s, until the Sentinel s knows replica as a healthy
@@ -85,19 +83,20 @@ func (s *Server) WaitMaster(name, addr string) error {
 func (s *Server) WaitReplica(name string, replica *Server) error {
 	client := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 	defer client.Close()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		replicas, err := client.Replicas(ctx, name).Result()
-		cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	var replicas []map[string]string
+	var err error
+	if poll(ctx, func(ctx context.Context) bool {
+		replicas, err = client.Replicas(ctx, name).Result()
 		for _, r := range replicas {
 			if net.JoinHostPort(r["ip"], r["port"]) == replica.Addr && r["flags"] == "slave" && r["master-link-status"] == "ok" {
-				return nil
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("redistest: sentinel on %s does not know %s as a replica of %q: %v %v", s.Addr, replica.Addr, name, replicas, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		return nil
 	}
+	return fmt.Errorf("redistest: sentinel on %s does not know %s as a replica of %q: %v %v", s.Addr, replica.Addr, name, replicas, err)
 }

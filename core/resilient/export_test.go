@@ -4,3 +4,10 @@ package resilient
 type ContextBounded = contextBounded
 
 var KeyType = keyType
+
+var (
+	SlotOf      = slotOf
+	ProbePolicy = probePolicy
+)
+
+const CheckKey = checkKey

@@ -116,15 +116,17 @@ func (s *Store) confirm(b *breaker, slot int) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		key := checkKey
+		var reachable, ok bool
 		if slot >= 0 {
-			var ok bool
-			if key, ok = s.slots.probeKey(slot, probePolicy); !ok {
+			key, found := s.slots.probeKey(slot, probePolicy)
+			if !found {
 				b.confirmed(true, s.now())
 				return
 			}
+			reachable, ok = s.probeCall(key, confirmMultiple*s.deadline.ceiling)
+		} else {
+			reachable, ok = s.probeStoreWide(confirmMultiple * s.deadline.ceiling)
 		}
-		reachable, ok := s.probeCall(key, confirmMultiple*s.deadline.ceiling)
 		if !ok {
 			b.confirmed(true, s.now())
 			return
@@ -137,6 +139,37 @@ func (s *Store) confirm(b *breaker, slot int) {
 			s.wake()
 		}
 	}()
+}
+
+// probeStoreWide is the confirming probe of the store-wide breaker, within d. Where
+// slots are tracked it also probes, at the same time, a key in the slot half the
+// slot space away from checkKey's, which a Cluster's masters place on another master
+// than checkKey's: the store is reachable when either answers. With checkKey alone,
+// a quiet service's 3 failed calls in a row on the keys of one stuck master opened
+// the store-wide breaker whenever that master served checkKey, and sent the healthy
+// masters' keys to their failure modes for as long as it was stuck
+// (TestQuietServiceOnAClusterWithAStuckMasterKeepsTheOthersShared).
+func (s *Store) probeStoreWide(d time.Duration) (reachable, ok bool) {
+	if s.slots == nil {
+		return s.probeCall(checkKey, d)
+	}
+	opposite := (slotOf(s.slots.namer.Key(probePolicy, checkKey)) + clusterSlots/2) % clusterSlots
+	other, found := s.slots.probeKey(opposite, probePolicy)
+	if !found {
+		return s.probeCall(checkKey, d)
+	}
+	var otherReachable, otherOK bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		otherReachable, otherOK = s.probeCall(other, d)
+	}()
+	reachable, ok = s.probeCall(checkKey, d)
+	<-done
+	if reachable && ok || otherReachable && otherOK {
+		return true, true
+	}
+	return false, ok && otherOK
 }
 
 // probe decides one request of the probe policy on key with the shared store, under

@@ -1,0 +1,91 @@
+package resilient_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// twoMasters is a fake Cluster of two masters, each serving half of the slots, whose
+// keys are named as the Redis store names them; the master that serves the slot of
+// the store-wide probe's key is stuck: every call to its slots fails.
+type twoMasters struct {
+	*fakeShared
+	stuckHalf bool // the half of the slots (slot >= 8192) the stuck master serves
+}
+
+func (f *twoMasters) Key(p core.Policy, key string) string { return "rl:{" + p.ID() + ":" + key + "}" }
+
+func (f *twoMasters) stuck(p core.Policy, key string) bool {
+	return (resilient.SlotOf(f.Key(p, key)) >= 8192) == f.stuckHalf
+}
+
+func (f *twoMasters) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if f.stuck(req.Policy, req.Key) {
+		f.calls.Add(1)
+		return core.Result{}, errDown
+	}
+	return f.fakeShared.Decide(ctx, req)
+}
+
+// A quiet service on a Cluster whose master serving the store-wide probe's key is
+// stuck: three requests in a row on keys of that master fail. The store-wide breaker
+// must not open, or every key of the healthy master follows its failure mode for as
+// long as the master is stuck.
+func TestQuietServiceOnAClusterWithAStuckMasterKeepsTheOthersShared(t *testing.T) {
+	clock := storetest.NewClock()
+	fake := &twoMasters{fakeShared: newFakeShared(t, clock)}
+	fake.stuckHalf = resilient.SlotOf(fake.Key(resilient.ProbePolicy, resilient.CheckKey)) >= 8192
+	var answered atomic.Int64
+	fake.afterDecide = func() { answered.Add(1) }
+	local, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	s, err := resilient.New(fake, resilient.WithClock(clock.Now), resilient.WithLocalStore(local), resilient.WithMonitor(rec),
+		resilient.WithDeadline(rigDeadline), resilient.WithFailureRate(resilient.DefaultFailureRate, resilient.DefaultMinCalls, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10))
+	var stuckKeys []string
+	healthyKey := ""
+	for i := 0; len(stuckKeys) < 3 || healthyKey == ""; i++ {
+		key := fmt.Sprintf("ip:192.0.2.%d", i)
+		if fake.stuck(p, key) {
+			stuckKeys = append(stuckKeys, key)
+		} else if healthyKey == "" {
+			healthyKey = key
+		}
+	}
+	ctx := context.Background()
+	for _, key := range stuckKeys[:3] {
+		clock.Advance(2 * time.Second)
+		if _, err := s.Decide(ctx, core.Request{Policy: p, Key: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := answered.Load()
+	waitFor(t, "the store-wide confirming probe", func() bool {
+		return s.Breaker() == resilient.BreakerOpen || answered.Load() > before
+	})
+	if got := s.Breaker(); got != resilient.BreakerClosed {
+		t.Fatalf("one stuck master of two opened the store-wide breaker (%v): the healthy master's keys left Redis", got)
+	}
+	clock.Advance(2 * time.Second)
+	if _, err := s.Decide(ctx, core.Request{Policy: p, Key: healthyKey}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.outcomes(); got[len(got)-1] != "api:allowed/shared" {
+		t.Fatalf("a key of the healthy master: %v, want it decided by Redis", got[len(got)-1])
+	}
+}

@@ -29,11 +29,12 @@ const (
 )
 
 // Store is the Redis core.Store: each decision is one atomic Lua script. Create it
-// with New or Dial (or embedded.New, in process); it is safe for concurrent use.
+// with New, Dial or DialUniversal (or embedded.New, in process); it is safe for
+// concurrent use.
 type Store struct {
 	client   processor
 	topology topology
-	cluster  *redis.ClusterClient // the client on a Cluster, for reloadSlots
+	cluster  *redis.ClusterClient // the client on a Cluster, whose slots failed reloads
 	prefix   string
 	clock    func() time.Time // nil: Redis TIME
 	hashTag  HashTagFunc

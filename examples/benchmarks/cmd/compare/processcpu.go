@@ -3,7 +3,7 @@ package main
 import "syscall"
 
 // processCPU returns the CPU time, in seconds, this process has used (user and
-// system), or 0 where getrusage is unavailable.
+// system), or 0 when getrusage fails.
 func processCPU() float64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -47,14 +48,22 @@ func wrapError(ctx context.Context, reqs []core.Request, err error) error {
 // ClusterStateReloadInterval (60s by default): after a master failed over, its slots'
 // decisions went to the dead address for that long (TestClusterFailoverReaches-
 // ThePromotedReplica fails without this). go-redis runs the reload in the
-// background, one at a time, and the next no sooner than 200ms after one succeeded.
+// background, one at a time; a reload that failed (every node down) does not hold
+// the next back, so the store asks at most once per reloadEvery.
 func (s *Store) failed(ctx context.Context, reqs []core.Request, err error) error {
 	wrapped := wrapError(ctx, reqs, err)
 	if s.cluster != nil && (errors.Is(wrapped, core.ErrStoreUnavailable) || errors.Is(wrapped, context.DeadlineExceeded)) {
-		s.cluster.ReloadState(context.Background())
+		now, last := time.Now().UnixNano(), s.reloadedAt.Load()
+		if now-last >= int64(reloadEvery) && s.reloadedAt.CompareAndSwap(last, now) {
+			s.cluster.ReloadState(context.Background())
+		}
 	}
 	return wrapped
 }
+
+// reloadEvery is the least time between two reloads of a Cluster's slots that failed
+// calls ask for (see Store.failed).
+const reloadEvery = 100 * time.Millisecond
 
 // unavailable reports whether err means the server cannot serve now.
 func unavailable(err error) bool {

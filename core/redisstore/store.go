@@ -32,17 +32,18 @@ const (
 // with New, Dial or DialUniversal (or embedded.New, in process); it is safe for
 // concurrent use.
 type Store struct {
-	client   processor
-	topology topology
-	cluster  *redis.ClusterClient // the client on a Cluster, whose slots failed reloads
-	prefix   string
-	clock    func() time.Time // nil: Redis TIME
-	hashTag  HashTagFunc
-	margin   any // the TTL margin in milliseconds, boxed once
-	split    bool
-	scripts  scripts
-	specs    specCache
-	batch    *batcher // nil unless WithBatching
+	client     processor
+	topology   topology
+	cluster    *redis.ClusterClient // the client on a Cluster, whose slots failed reloads
+	reloadedAt atomic.Int64         // UnixNano of the last reload failed asked for
+	prefix     string
+	clock      func() time.Time // nil: Redis TIME
+	hashTag    HashTagFunc
+	margin     any // the TTL margin in milliseconds, boxed once
+	split      bool
+	scripts    scripts
+	specs      specCache
+	batch      *batcher // nil unless WithBatching
 
 	closed    atomic.Bool
 	closeOnce sync.Once

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -111,7 +112,7 @@ func (s *Server) start() error {
 	s.mu.Lock()
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
-	if err := s.waitReady(done); err != nil {
+	if err := s.waitReady(cmd.Process.Pid, done); err != nil {
 		cmd.Process.Kill()
 		<-done
 		return err
@@ -119,16 +120,25 @@ func (s *Server) start() error {
 	return nil
 }
 
-func (s *Server) waitReady(exited <-chan struct{}) error {
+// waitReady waits until the process pid answers on s.Addr. It asks INFO for the
+// answering process's id: tests start servers in parallel, in several test binaries,
+// and a process that lost the race for its port exits while the one that won answers
+// there (a "standalone" server once answered CLUSTERDOWN, being another test's
+// Cluster node).
+func (s *Server) waitReady(pid int, exited <-chan struct{}) error {
 	client := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer client.Close()
 	deadline := time.Now().Add(startTimeout)
+	want := "process_id:" + strconv.Itoa(pid) + "\r\n"
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		err := client.Ping(ctx).Err()
+		info, err := client.Info(ctx, "server").Result()
 		cancel()
-		if err == nil {
+		if err == nil && strings.Contains(info, want) {
 			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("another process answers there")
 		}
 		select {
 		case <-exited:

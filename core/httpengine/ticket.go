@@ -615,9 +615,7 @@ func (t *Ticket) reset() {
 		t.next, t.scope, t.outer = nil, nil, nil
 	}
 	t.eventDue, t.absorbed = false, false
-	if t.mergeErrors != nil {
-		t.mergeErrors = nil
-	}
+	t.mergeErrors = nil
 	if t.merged {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults

@@ -56,7 +56,6 @@ type batchCall struct {
 type batcher struct {
 	store    *Store
 	pipeline func() redis.Pipeliner
-	cluster  *redis.ClusterClient // the client when on a Cluster: one queue per master
 	window   time.Duration
 	maxBatch int
 
@@ -72,11 +71,7 @@ type batcher struct {
 }
 
 func newBatcher(s *Store, client redis.UniversalClient, window time.Duration, maxBatch int) *batcher {
-	b := &batcher{store: s, pipeline: client.Pipeline, window: window, maxBatch: maxBatch, stop: make(chan struct{})}
-	if c, ok := client.(*redis.ClusterClient); ok {
-		b.cluster = c
-	}
-	return b
+	return &batcher{store: s, pipeline: client.Pipeline, window: window, maxBatch: maxBatch, stop: make(chan struct{})}
 }
 
 // decide queues one decision and waits for its answer or for ctx. A caller that leaves
@@ -134,13 +129,14 @@ func (b *batcher) recycle(c *batchCall) (core.Result, error) {
 // queueFor is the queue of the node that holds key, created with its senders on first
 // use; nil when the Cluster cannot name that node now.
 func (b *batcher) queueFor(ctx context.Context, key string) (*batchQueue, error) {
-	if b.cluster == nil {
+	cluster := b.store.cluster // one queue per master on a Cluster
+	if cluster == nil {
 		if q := b.single.Load(); q != nil {
 			return q, nil
 		}
 		return b.newQueue(nil)
 	}
-	node, err := b.cluster.MasterForKey(ctx, key)
+	node, err := cluster.MasterForKey(ctx, key)
 	if err != nil {
 		return nil, nil
 	}

@@ -34,7 +34,7 @@ const (
 type Store struct {
 	client     processor
 	topology   topology
-	cluster    *redis.ClusterClient // the client on a Cluster, whose slots failed reloads
+	cluster    *redis.ClusterClient // the client on a Cluster: its batch queues, the slot reloads of failed
 	reloadedAt atomic.Int64         // UnixNano of the last reload failed asked for
 	prefix     string
 	clock      func() time.Time // nil: Redis TIME

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -61,14 +60,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			key := apiStateKey(srv, "ip:"+ipOn[failing])
 			redis := cluster.Replicas[failing].NewClient()
 			defer redis.Close()
-			c := client(t, ipOn[failing])
-			recovered := false
-			for deadline := promoted.Add(5 * time.Second); !recovered && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				before, _ := redis.Dump(context.Background(), key).Result()
-				counts[failing].record(do(t, c, "GET", srv.url+"/api/resource", nil).status)
-				after, _ := redis.Dump(context.Background(), key).Result()
-				recovered = after != "" && after != before
-			}
+			recovered := decidedByRedisAgain(t, srv, redis, key, ipOn[failing], counts[failing], promoted.Add(5*time.Second))
 			recoveredAt := time.Now()
 			counts[failing].phase.Store(2)
 			stops[failing] = make(chan struct{})

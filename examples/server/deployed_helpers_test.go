@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -204,4 +206,22 @@ func remainingOf(field, policy string) int64 {
 		}
 	}
 	return -1
+}
+
+// decidedByRedisAgain sends requests of the client address ip, 50 ms apart, recording
+// their answers in counts, until one of them changes key's state on redis, or until
+// deadline: it reports whether the key is decided by Redis again. The key must be
+// quiet otherwise.
+func decidedByRedisAgain(t *testing.T, srv *testServer, redis *goredis.Client, key, ip string, counts *phaseCounts, deadline time.Time) bool {
+	t.Helper()
+	c := client(t, ip)
+	for ; time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		before, _ := redis.Dump(context.Background(), key).Result()
+		counts.record(do(t, c, "GET", srv.url+"/api/resource", nil).status)
+		after, _ := redis.Dump(context.Background(), key).Result()
+		if after != "" && after != before {
+			return true
+		}
+	}
+	return false
 }

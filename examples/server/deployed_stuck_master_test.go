@@ -92,15 +92,7 @@ func TestClusterStuckMasterUnderLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(150 * time.Millisecond)
-			c := client(t, ipOn[stuckMaster])
-			recovered := false
-			for deadline := time.Now().Add(5 * time.Second); !recovered && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				before, _ := redis.Dump(context.Background(), stuckKey).Result()
-				r := do(t, c, "GET", srv.url+"/api/resource", nil)
-				counts[stuckMaster].record(r.status)
-				after, _ := redis.Dump(context.Background(), stuckKey).Result()
-				recovered = after != "" && after != before
-			}
+			recovered := decidedByRedisAgain(t, srv, redis, stuckKey, ipOn[stuckMaster], counts[stuckMaster], time.Now().Add(5*time.Second))
 			recoveredAfter := time.Since(continued)
 			stops[stuckMaster] = make(chan struct{})
 			hammer(t, srv, ipOn[stuckMaster], 2, counts[stuckMaster], stops[stuckMaster], &wgs[stuckMaster])

@@ -32,7 +32,10 @@ func TestClusterFailoverReachesThePromotedReplica(t *testing.T) {
 				}
 				defer store.Close()
 				p := core.MustPolicy("failover", core.GCRA, core.PerSecond(1000))
-				key := keyOnMaster(t, c, store, p, 0)
+				key, err := c.KeyOn(0, "user-", func(key string) string { return store.Key(p, key) })
+				if err != nil {
+					t.Fatal(err)
+				}
 				decide := func() error {
 					ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 					defer cancel()
@@ -74,25 +77,4 @@ func TestClusterFailoverReachesThePromotedReplica(t *testing.T) {
 			})
 		}
 	}
-}
-
-// keyOnMaster is a key whose state for p lives on master i of c.
-func keyOnMaster(t *testing.T, c *redistest.Cluster, store *redisstore.Store, p core.Policy, i int) string {
-	t.Helper()
-	client := c.Servers[i].NewClient()
-	defer client.Close()
-	const slots = 16384
-	n := len(c.Servers)
-	for k := 0; k < 10_000; k++ {
-		key := fmt.Sprint("user-", k)
-		slot, err := client.ClusterKeySlot(context.Background(), store.Key(p, key)).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if int(slot) >= i*slots/n && int(slot) < (i+1)*slots/n {
-			return key
-		}
-	}
-	t.Fatalf("no key on master %d", i)
-	return ""
 }

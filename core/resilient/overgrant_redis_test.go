@@ -333,22 +333,11 @@ func clusterKey(t *testing.T, c *redistest.Cluster, p core.Policy, master int, p
 		t.Fatal(err)
 	}
 	defer shared.Close()
-	client := c.Servers[0].NewClient()
-	defer client.Close()
-	const slots = 16384
-	n := len(c.Servers)
-	for i := 0; i < 10_000; i++ {
-		key := fmt.Sprintf("%s%d", prefix, i)
-		slot, err := client.ClusterKeySlot(context.Background(), shared.Key(p, key)).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if int(slot) >= master*slots/n && int(slot) < (master+1)*slots/n-1 {
-			return key
-		}
+	key, err := c.KeyOn(master, prefix, func(key string) string { return shared.Key(p, key) })
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no key on master %d", master)
-	return ""
+	return key
 }
 
 // One master of a 3-master Cluster is stuck (SIGSTOP). A key on a healthy master stays

@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // shutdownTimeout bounds how long a graceful shutdown waits for requests in flight.
@@ -40,6 +42,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
+	if cfg.store == "redis" {
+		// go-redis has one logger per process; the server is the process.
+		goredis.SetLogger(goRedisLogger{logger})
+	}
 	a, err := newApp(cfg, logger, hooks{})
 	if err != nil {
 		return err

@@ -22,6 +22,9 @@
 // with the same bounds; New takes any go-redis v9 UniversalClient you made. Package
 // embedded runs the store on an in-process miniredis, for tests and demos.
 //
+// Run Redis with maxmemory-policy noeviction: an evicted key gives its client the
+// whole limit again, and Store.CheckEviction names any server that may evict.
+//
 // A failed decision is an error naming the policy, never an admission. The scripts
 // read Redis TIME, so the replicas' clocks do not matter. On a Cluster, WithHashTag
 // puts a stack's keys in one slot, for one round trip. WithBatching lets concurrent

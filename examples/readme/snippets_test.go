@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net/http"
 	"net/netip"
 
@@ -100,6 +101,9 @@ func run(ctx context.Context) error {
 	shared, err := redisstore.Dial([]string{"10.0.0.5:6379"}) // several: Cluster; Sentinel, TLS: DialUniversal
 	if err != nil {
 		return err
+	}
+	if err := shared.CheckEviction(ctx); err != nil {
+		log.Print(err) // want maxmemory-policy noeviction: an evicted key gets its whole limit again
 	}
 	registry := prometheus.NewRegistry()
 	metrics, err := prommetrics.New(registry)

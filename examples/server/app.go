@@ -114,7 +114,8 @@ func boundBodies(next http.Handler) http.Handler {
 
 // openStore opens the store cfg names. The memory store cannot fail; a Redis store
 // (real or embedded) is wrapped in the failure mode of -on-store-error, with its
-// metrics, and probed once so that a permanent misconfiguration fails the start.
+// metrics, and probed once so that a permanent misconfiguration fails the start; a
+// real Redis that evicts keys is logged at warn.
 func openStore(cfg config, clock func() time.Time, logger *slog.Logger, metrics *prommetrics.Metrics) (core.Store, error) {
 	var shared core.Store
 	var err error
@@ -132,7 +133,11 @@ func openStore(cfg config, clock func() time.Time, logger *slog.Logger, metrics 
 		}
 		shared, err = embedded.New(options...)
 	case "redis":
-		shared, err = redisstore.Dial(cfg.redisAddrs)
+		var store *redisstore.Store
+		if store, err = redisstore.Dial(cfg.redisAddrs); err == nil {
+			warnIfEvicting(store, logger)
+			shared = store
+		}
 	default:
 		return nil, fmt.Errorf("-store %q: unknown store", cfg.store)
 	}
@@ -140,6 +145,20 @@ func openStore(cfg config, clock func() time.Time, logger *slog.Logger, metrics 
 		return nil, err
 	}
 	return withFailureMode(cfg, shared, clock, logger, metrics)
+}
+
+// warnIfEvicting logs at warn when a Redis server may delete rate-limit state
+// before it expires (redisstore.Store.CheckEviction), or cannot be asked whether it
+// may: the server runs either way.
+func warnIfEvicting(store *redisstore.Store, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), startupCheckTimeout)
+	defer cancel()
+	switch err := store.CheckEviction(ctx); {
+	case errors.Is(err, redisstore.ErrEvicts):
+		logger.Warn("Redis may delete rate-limit state before it expires, handing those clients their whole limit again", "error", err)
+	case err != nil:
+		logger.Warn("could not ask Redis whether it evicts rate-limit state", "error", err)
+	}
 }
 
 // withFailureMode wraps the shared store in -on-store-error's mode.

@@ -89,6 +89,19 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 	})
 }
 
+// TestRouteCostsOfGroupedRoutes runs the route-cost check with the route in a
+// subrouter (r.Route) below the middleware in r.Use.
+func TestRouteCostsOfGroupedRoutes(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "/api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		r := chi.NewRouter()
+		r.Use(chimw.Middleware(store, limits, options...))
+		r.Route("/api", func(r chi.Router) {
+			r.Get("/report", func(http.ResponseWriter, *http.Request) {})
+		})
+		return r
+	})
+}
+
 // TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on a chi route.
 func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {

@@ -87,6 +87,17 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 	})
 }
 
+// TestRouteCostsOfGroupedRoutes runs the route-cost check with the route in a
+// group (e.Group) below the middleware in e.Use.
+func TestRouteCostsOfGroupedRoutes(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "/api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		e := echo.New()
+		e.Use(echomw.Middleware(store, limits, options...))
+		e.Group("/api").GET("/report", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+		return e
+	})
+}
+
 // TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on an echo route.
 func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {

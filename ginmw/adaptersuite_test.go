@@ -81,6 +81,17 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 	})
 }
 
+// TestRouteCostsOfGroupedRoutes runs the route-cost check with the route in a
+// group (r.Group) below the middleware in r.Use.
+func TestRouteCostsOfGroupedRoutes(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "/api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		r := newEngine()
+		r.Use(ginmw.Middleware(store, limits, options...))
+		r.Group("/api").GET("/report", func(c *gin.Context) { c.Status(http.StatusOK) })
+		return r
+	})
+}
+
 // TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on a gin route.
 func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {

@@ -83,6 +83,19 @@ func TestRouteCostsWhenMounted(t *testing.T) {
 	})
 }
 
+// TestRouteCostsOfANestedServeMux runs the route-cost check with the routes on a
+// ServeMux mounted ("/api/") by the one the middleware wraps, the net/http way to
+// group routes: the weight is the inner mux's route's, not the mount's default.
+func TestRouteCostsOfANestedServeMux(t *testing.T) {
+	adaptertest.RunMountedRouteCosts(t, "GET /api/report", func(store core.Store, limits httplimit.Limits, options ...httplimit.Option) http.Handler {
+		api := http.NewServeMux()
+		api.HandleFunc("GET /api/report", func(http.ResponseWriter, *http.Request) {})
+		mux := http.NewServeMux()
+		mux.Handle("/api/", api)
+		return nethttp.Middleware(store, limits, options...)(mux)
+	})
+}
+
 // TestJSONLoginDecoysThroughTheRouter runs the JSON login attack on a ServeMux route.
 func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 	adaptertest.RunJSONLoginDecoys(t, func(store core.Store, limits httplimit.Limits, handler http.HandlerFunc) http.Handler {

@@ -31,6 +31,11 @@
 //		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))(mux)
 //
 // A key without the method ("/api/report") covers the route for every method.
+// Routes grouped on a ServeMux mounted as a handler of that mux
+// (mux.Handle("/api/", apiMux)) are matched on the inner mux's pattern, as it
+// routes them. A mux behind another handler, such as http.StripPrefix, cannot be
+// seen: wrap it in a middleware of its own with its table, which merges with the
+// outer one (the same policy is charged once, at the inner cost).
 //
 // keyfuncs.Route() reads r.Pattern, which the mux sets when it routes. It finds
 // one in a middleware on a pattern's handler, and around the mux only with

@@ -92,10 +92,7 @@ func fromLimiter(l *httpengine.Limiter, ownRoutes bool) (func(http.Handler) http
 		}
 		m := &middleware{limiter: l, next: next, deny: deny, onError: onError}
 		if mux, ok := next.(*http.ServeMux); ok && l.NeedsPattern() {
-			m.pattern = func(r *http.Request) string {
-				_, pattern := mux.Handler(r)
-				return pattern
-			}
+			m.pattern = func(r *http.Request) string { return muxPattern(mux, r) }
 		} else if ownRoutes && l.NeedsPattern() {
 			panic(fmt.Sprintf("nethttp: WithRouteCosts needs the middleware directly around a *http.ServeMux, "+
 				"whose pattern it looks up before the mux routes the request; it wraps a %T, where every route "+
@@ -103,6 +100,27 @@ func fromLimiter(l *httpengine.Limiter, ownRoutes bool) (func(http.Handler) http
 		}
 		return m
 	}, nil
+}
+
+// maxMuxDepth bounds how deep muxPattern follows ServeMuxes mounted in ServeMuxes,
+// against a mux that mounts itself.
+const maxMuxDepth = 16
+
+// muxPattern is the pattern of the route mux sends r to, followed through the
+// ServeMuxes it mounts as handlers: under a mux whose "/api/" is another mux with
+// "GET /api/report", it is "GET /api/report", the pattern the inner mux routes r
+// by (and sets last), not the mount's. A mux behind another handler
+// (http.StripPrefix) cannot be seen: its routes cost the mount's.
+func muxPattern(mux *http.ServeMux, r *http.Request) string {
+	h, pattern := mux.Handler(r)
+	for range maxMuxDepth {
+		inner, ok := h.(*http.ServeMux)
+		if !ok || pattern == "" {
+			break
+		}
+		h, pattern = inner.Handler(r)
+	}
+	return pattern
 }
 
 func writeDenial(w http.ResponseWriter, _ *http.Request, d *httplimit.Denial) {

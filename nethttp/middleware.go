@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
@@ -106,11 +107,21 @@ func fromLimiter(l *httpengine.Limiter, ownRoutes bool) (func(http.Handler) http
 // against a mux that mounts itself.
 const maxMuxDepth = 16
 
+// redirectType is the type of the handler a ServeMux answers with when it
+// redirects a request to the clean path or to the path with a trailing slash.
+var redirectType = reflect.TypeOf(http.RedirectHandler("/", http.StatusTemporaryRedirect))
+
 // muxPattern is the pattern of the route mux sends r to, followed through the
 // ServeMuxes it mounts as handlers: under a mux whose "/api/" is another mux with
 // "GET /api/report", it is "GET /api/report", the pattern the inner mux routes r
 // by (and sets last), not the mount's. A mux behind another handler
 // (http.StripPrefix) cannot be seen: its routes cost the mount's.
+//
+// A request the mux redirects ("//api/report" to "/api/report") is not the route
+// the mux names for it: it matches no route, and costs the default, as a 404
+// does, so that a client following the redirect is charged the route's weight
+// once, not twice. A route whose handler is itself an http.RedirectHandler is told
+// apart from those by nothing, and costs the default too.
 func muxPattern(mux *http.ServeMux, r *http.Request) string {
 	h, pattern := mux.Handler(r)
 	for range maxMuxDepth {
@@ -119,6 +130,9 @@ func muxPattern(mux *http.ServeMux, r *http.Request) string {
 			break
 		}
 		h, pattern = inner.Handler(r)
+	}
+	if reflect.TypeOf(h) == redirectType {
+		return ""
 	}
 	return pattern
 }

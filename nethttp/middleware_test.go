@@ -363,3 +363,30 @@ func TestRouteCostsByPathCoverEveryMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMuxRedirectsCostTheDefault: a ServeMux redirects "/api/exports" to its
+// route "GET /api/exports/" and "//api/report" to "/api/report", and names that
+// route's pattern for the redirect. The redirect does none of the route's work: it
+// costs the default, and the request the client then sends costs the weight once.
+func TestServeMuxRedirectsCostTheDefault(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(20))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/report", hello)
+	mux.HandleFunc("GET /api/exports/", hello)
+	h := nethttp.Middleware(newStore(t), httplimit.Limit(api, peerIP.Key),
+		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5, "GET /api/exports/": 4}))(mux)
+	for _, step := range []struct {
+		target string
+		code   int
+		want   string
+	}{
+		{"//api/report", http.StatusTemporaryRedirect, `"api";r=19;t=60`},
+		{"/api/report", http.StatusOK, `"api";r=14;t=60`},
+		{"/api/exports", http.StatusTemporaryRedirect, `"api";r=13;t=60`},
+		{"/api/exports/", http.StatusOK, `"api";r=9;t=60`},
+	} {
+		if w := get(t, h, step.target); w.Code != step.code || w.Header().Get("RateLimit") != step.want {
+			t.Fatalf("GET %s: %d, RateLimit %q; want %d and %q", step.target, w.Code, w.Header().Get("RateLimit"), step.code, step.want)
+		}
+	}
+}

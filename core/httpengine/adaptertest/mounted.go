@@ -62,5 +62,23 @@ func RunMountedRouteCosts(t *testing.T, pattern string, build AppWide) {
 				t.Fatalf("DELETE: %d, RateLimit %q; want 405 or 404 and 19 of 20 left (cost 1)", w.Code, w.Header().Get("RateLimit"))
 			}
 		})
+		// A spelling of the route's path that the router answers itself (a
+		// redirect to the clean path, as ServeMux's, or 404) is not the route
+		// either: it costs at most the default, and following the redirect then
+		// costs the route's weight once.
+		t.Run(name+", a path the router redirects or refuses", func(t *testing.T) {
+			for _, path := range []string{"//api/report", "/api//report", "/api/./report", "/api/x/../report", "/api/report/"} {
+				h := build(newStore(t), httpengine.Limit(api, ip.Key), costs)
+				if mounted {
+					mux := http.NewServeMux()
+					mux.Handle("/api/", h)
+					h = mux
+				}
+				w := send(h, path)
+				if rl := w.Header().Get("RateLimit"); w.Code == http.StatusOK || (rl != "" && rl != `"api";r=19;t=180`) {
+					t.Errorf("GET %s: %d, RateLimit %q; want a redirect or 404 at cost 1 at most", path, w.Code, rl)
+				}
+			}
+		})
 	}
 }

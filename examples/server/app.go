@@ -17,7 +17,6 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 	"github.com/prometheus/client_golang/prometheus"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // The fixed parts of the reference server's policies (DESIGN.md, "Routes").
@@ -183,30 +182,18 @@ func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logg
 	ctx, cancel := context.WithTimeout(context.Background(), startupCheckTimeout)
 	defer cancel()
 	if err := store.Check(ctx); err != nil {
+		if why := misaddressed(cfg, err); why != "" {
+			store.Close()
+			return nil, fmt.Errorf("-redis-addrs %s %s: %w", cfg.redisAddrs[0], why, err)
+		}
 		if errors.Is(err, resilient.ErrPermanent) {
 			store.Close()
 			return nil, fmt.Errorf("-store %s: %w", cfg.store, err)
-		}
-		if readOnlyReplica(cfg, err) {
-			store.Close()
-			return nil, fmt.Errorf("-redis-addrs %s is a read-only replica: it refuses every write of the limiter until someone promotes it; give the master's address: %w",
-				cfg.redisAddrs[0], err)
 		}
 		logger.Warn("the shared store did not answer the start-up check; starting in the failure mode until it does",
 			"store", cfg.store, "on_store_error", cfg.onStoreError, "error", err)
 	}
 	return store, nil
-}
-
-// readOnlyReplica reports whether the start-up check failed because the one
-// standalone Redis of cfg answered READONLY: the address is a replica's. Redis
-// treats READONLY as transient (a master demoted by a failover), and so does the
-// store, so the check reports it as unavailable; but an address that is a replica's
-// when the server starts stays one, and the server would decide in its failure mode
-// for its whole run, unenforced (open), 503 (closed) or per replica (local). Several
-// addresses are a Cluster's seeds, whose client routes writes to the masters.
-func readOnlyReplica(cfg config, err error) bool {
-	return cfg.store == "redis" && len(cfg.redisAddrs) == 1 && goredis.HasErrorPrefix(err, "READONLY")
 }
 
 // policyNames are the reference server's policies, for the fallback gauges.

@@ -80,7 +80,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fs.StringVar(&cfg.router, "router", "chi", "router: "+routers)
 	fs.StringVar(&cfg.store, "store", "memory", "store: "+stores)
-	fs.StringVar(&redisAddrs, "redis-addrs", "", "Redis host:port[,host:port] (several: Redis Cluster), for -store redis")
+	fs.StringVar(&redisAddrs, "redis-addrs", "", "Redis host:port[,host:port] (several: Redis Cluster; a Cluster's single endpoint twice), for -store redis")
 	fs.StringVar(&algorithm, "algorithm", "token_bucket", "algorithm of policy \"api\": "+rateAlgNames)
 	fs.Int64Var(&cfg.limit, "limit", 10, "limit of policy \"api\" per period")
 	fs.DurationVar(&cfg.period, "period", time.Second, "period of policy \"api\"")

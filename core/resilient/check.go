@@ -102,7 +102,7 @@ func (s *Store) check(ctx context.Context, what string, fn func(context.Context)
 		if timedOut {
 			err = fmt.Errorf("%w (%v)", ErrTimeout, checkTimeout)
 		}
-		s.cfg.logger.Warn("ratelimit: start-up check: the shared store does not answer; the failure modes decide until it does",
+		s.cfg.logger.Warn("ratelimit: start-up check: the shared store cannot serve now (down, loading, full, read-only); the failure modes decide until it can",
 			"store", s.cfg.storeName, "call", what, "kind", string(kind), "error", err.Error())
 		if !errors.Is(err, core.ErrStoreUnavailable) {
 			err = fmt.Errorf("%w: %w", core.ErrStoreUnavailable, err)

@@ -190,7 +190,7 @@ func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logg
 			store.Close()
 			return nil, fmt.Errorf("-store %s: %w", cfg.store, err)
 		}
-		logger.Warn("the shared store did not answer the start-up check; starting in the failure mode until it does",
+		logger.Warn("the shared store cannot serve now; starting in the failure mode until it can",
 			"store", cfg.store, "on_store_error", cfg.onStoreError, "error", err)
 	}
 	return store, nil

@@ -44,3 +44,25 @@ func TestOneClusterNodeFailsTheStartSayingSo(t *testing.T) {
 	}
 	a.Close()
 }
+
+// TestSentinelAddressFailsTheStartSayingSo: -redis-addrs names a Sentinel, which
+// answers every script "unknown command": the start fails, and says that the
+// address does not run the limiter's commands and what to give instead, rather than
+// only the Sentinel's "unknown command 'evalsha'".
+func TestSentinelAddressFailsTheStartSayingSo(t *testing.T) {
+	master := redistest.StartServer(t)
+	sentinel := redistest.StartSentinel(t, master, "limiter", 5*time.Second)
+	cfg, err := parseFlags([]string{"-store", "redis", "-redis-addrs", sentinel.Addr}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := newApp(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), hooks{summaryInterval: time.Hour})
+	if err == nil {
+		a.Close()
+		t.Fatalf("the server started on the Sentinel %s", sentinel.Addr)
+	}
+	if msg := err.Error(); !strings.Contains(msg, sentinel.Addr) || !strings.Contains(msg, "a Sentinel") || !strings.Contains(msg, "master's address") {
+		t.Fatalf("%q does not say that %s may be a Sentinel and to give a master's address", msg, sentinel.Addr)
+	}
+	t.Logf("the start failed: %v", err)
+}

@@ -293,6 +293,13 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 			return "", err
 		}
 	}
+	if e.known {
+		// The allowance starts below what the slow calls since the answer spent, so
+		// the settlement's debt (debt) charges them: charged again as slow calls'
+		// own, the key lost them twice (3 of 3 left, TestSlowThenLocalAdmissionsAre-
+		// ChargedOnce).
+		e.unsettled -= min(e.unsettled, e.spent)
+	}
 	e.seededFrom = e.at
 	e.localRemaining, e.localAt = target, now
 	// Live until its first decision says when it recovers (localDecided), at least a

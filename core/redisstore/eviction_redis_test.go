@@ -34,15 +34,10 @@ func TestCheckEvictionNamesTheServersThatLoseState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.StartServer(t, tc.args...)
-			client := srv.NewClient()
-			defer client.Close()
-			s, err := redisstore.New(client)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := storeOnServer(t, srv)
 			ctx := context.Background()
 
-			err = s.CheckEviction(ctx)
+			err := s.CheckEviction(ctx)
 			switch {
 			case tc.evicts && err == nil:
 				t.Errorf("CheckEviction: nil for a server with %v", tc.args)
@@ -155,4 +150,17 @@ func TestCheckEvictionOnACluster(t *testing.T) {
 			t.Errorf("CheckEviction: %v names master %s, which does not evict", err, c.Servers[other].Addr)
 		}
 	}
+}
+
+// storeOnServer is a store with the default options on its own client of srv; both
+// are closed when t ends.
+func storeOnServer(t *testing.T, srv *redistest.Server) *redisstore.Store {
+	t.Helper()
+	client := srv.NewClient()
+	t.Cleanup(func() { client.Close() })
+	s, err := redisstore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

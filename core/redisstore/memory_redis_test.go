@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/go-ratelimit/ratelimit/core"
-	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 )
 
@@ -19,12 +18,9 @@ import (
 func TestStateMemoryPerKey(t *testing.T) {
 	const keys, bound = 5000, 256
 	srv := redistest.StartServer(t)
+	s := storeOnServer(t, srv)
 	client := srv.NewClient()
 	defer client.Close()
-	s, err := redisstore.New(client)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	for _, p := range []core.Policy{
 		core.MustPolicy("api", core.TokenBucket, core.PerHour(100)),

@@ -37,6 +37,18 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
 	s.handOver(ctx, &req, now)
+	if s.cfg.modeOf(req.Policy.Name()) == Local && req.Policy.Algorithm() != core.Concurrency {
+		settler, busy := s.memo.takeTurn(&req, now)
+		if busy {
+			if res, ok := s.memo.decideSlow(&req, now); ok {
+				s.decided(&req, outcomeOf(&res), ViaLastShared)
+				return res, nil
+			}
+		}
+		if settler {
+			defer s.memo.endTurn(&req)
+		}
+	}
 	var (
 		res core.Result
 		o   outcome
@@ -229,6 +241,16 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	}
 	for i := range reqs {
 		s.handOver(ctx, &reqs[i], now)
+	}
+	turns, busy := s.takeTurns(reqs, now)
+	defer s.endTurns(reqs, turns)
+	if busy && s.allLocal(reqs) {
+		if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
+			for i := range reqs {
+				s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
+			}
+			return allowed, nil
+		}
 	}
 	// The call may outlive this method (at the deadline), so it works on its own copies.
 	own := append([]core.Request(nil), reqs...)

@@ -39,7 +39,8 @@ type fakeShared struct {
 	ignoreCtx bool
 	release   chan struct{}
 
-	afterDecide func() // when set, called after each Decide and DecideStack the store answered
+	afterDecide  func() // when set, called after each Decide and DecideStack the store answered
+	beforeDecide func() // when set, called before each Decide is applied
 
 	calls    atomic.Int64 // Decide, DecideStack and Release calls that reached the store
 	closed   atomic.Bool
@@ -88,6 +89,12 @@ func (f *fakeShared) Decide(ctx context.Context, req core.Request) (core.Result,
 	defer f.finished.Add(1)
 	if err := f.enter(ctx); err != nil {
 		return core.Result{}, err
+	}
+	f.mu.Lock()
+	before := f.beforeDecide
+	f.mu.Unlock()
+	if before != nil {
+		before()
 	}
 	res, err := f.mem.Decide(ctx, req)
 	f.runAfterDecide()

@@ -54,6 +54,7 @@ type memoEntry struct {
 	resetAt    int64 // ns: when the key fully recovers, by its ResetAfter
 	spent      int64 // spent by slow-call decisions since the answer
 	unsettled  int64 // spent by slow-call decisions and not yet charged to the shared store
+	settling   bool  // a decision that will charge unsettled is in flight (takeTurn)
 
 	gen            uint64 // the local allowance's number; 0: none
 	seededFrom     int64  // at of the answer the local allowance was seeded from
@@ -236,6 +237,41 @@ func (m *memo) takeUnsettled(req *core.Request) int64 {
 	e.unsettled = 0
 	sh.entries[k] = e
 	return owed
+}
+
+// takeTurn reports, for a decision of req about to call the shared store at now,
+// whether it is the key's settler (the key owes what slow calls admitted and no other
+// decision is charging it: the caller must call endTurn), or busy: another decision
+// is charging it, and until that charge lands the shared store would grant those
+// units again (6 of 5 in TestConcurrentReturnWaitsForTheSettlement). A busy decision
+// is decided from the last answer instead, as a slow call is. A key with a live
+// local allowance is neither: its settlement (debt) has its own rule for concurrent
+// decisions, and the allowance knows more than the last answer.
+func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy bool) {
+	sh, k := m.lock(req)
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	switch {
+	case !ok, e.gen != 0 && now < e.localUntil:
+		return false, false
+	case e.settling:
+		return false, true
+	case e.unsettled == 0:
+		return false, false
+	}
+	e.settling = true
+	sh.entries[k] = e
+	return true, false
+}
+
+// endTurn ends the turn takeTurn gave req's decision.
+func (m *memo) endTurn(req *core.Request) {
+	sh, k := m.lock(req)
+	if e, ok := sh.entries[k]; ok && e.settling {
+		e.settling = false
+		sh.entries[k] = e
+	}
+	sh.mu.Unlock()
 }
 
 // addUnsettled gives back to req's key what takeUnsettled took and could not be

@@ -1,0 +1,35 @@
+package resilient
+
+import "github.com/go-ratelimit/ratelimit/core"
+
+// stackTurns marks the members of a stack that hold their key's settlement turn
+// (memo.takeTurn), one bit each: members past the 64th take no turn.
+type stackTurns uint64
+
+// takeTurns takes the settlement turn of each Local rate member of a stack at now,
+// and reports busy when another decision holds a member's turn: the caller then
+// decides the stack from the last answers, as Decide does a single request. The
+// caller gives the turns back with endTurns.
+func (s *Store) takeTurns(reqs []core.Request, now int64) (turns stackTurns, busy bool) {
+	for i := range min(len(reqs), 64) {
+		req := &reqs[i]
+		if s.cfg.modeOf(req.Policy.Name()) != Local || req.Policy.Algorithm() == core.Concurrency {
+			continue
+		}
+		settler, b := s.memo.takeTurn(req, now)
+		if settler {
+			turns |= 1 << i
+		}
+		busy = busy || b
+	}
+	return turns, busy
+}
+
+// endTurns gives back the turns takeTurns took.
+func (s *Store) endTurns(reqs []core.Request, turns stackTurns) {
+	for i := range min(len(reqs), 64) {
+		if turns&(1<<i) != 0 {
+			s.memo.endTurn(&reqs[i])
+		}
+	}
+}

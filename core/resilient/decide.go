@@ -37,17 +37,14 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
 	s.handOver(ctx, &req, now)
-	if s.cfg.modeOf(req.Policy.Name()) == Local && req.Policy.Algorithm() != core.Concurrency {
-		settler, busy := s.memo.takeTurn(&req, now)
-		if busy {
-			if res, ok := s.memo.decideSlow(&req, now); ok {
-				s.decided(&req, outcomeOf(&res), ViaLastShared)
-				return res, nil
-			}
+	settler, busy := s.takeTurn(&req, now)
+	if busy {
+		if res, ok := s.fromLastAnswer(&req, now); ok {
+			return res, nil
 		}
-		if settler {
-			defer s.memo.endTurn(&req)
-		}
+	}
+	if settler {
+		defer s.memo.endTurn(&req)
 	}
 	var (
 		res core.Result
@@ -75,14 +72,41 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		return s.fallback(ctx, req, err, now, true)
 	}
 	// Open and Closed keep their promise; concurrency leases are not continued.
-	if s.cfg.modeOf(req.Policy.Name()) != Local || req.Policy.Algorithm() == core.Concurrency {
+	if !s.continuesLastAnswer(&req) {
 		return s.fallback(ctx, req, err, now, false)
 	}
-	if res, ok := s.memo.decideSlow(&req, now); ok {
-		s.decided(&req, outcomeOf(&res), ViaLastShared)
+	if res, ok := s.fromLastAnswer(&req, now); ok {
 		return res, nil
 	}
 	return s.unknownSlow(ctx, req, err, now)
+}
+
+// continuesLastAnswer reports whether req's policy is decided from its key's last
+// shared answer while the store is slow: a Local policy, other than a concurrency
+// limit, whose leases are not continued.
+func (s *Store) continuesLastAnswer(req *core.Request) bool {
+	return s.cfg.modeOf(req.Policy.Name()) == Local && req.Policy.Algorithm() != core.Concurrency
+}
+
+// fromLastAnswer decides req at now from its key's last shared answer, as a slow
+// call is (memo.decideSlow), and records the decision; false when no answer is known.
+func (s *Store) fromLastAnswer(req *core.Request, now int64) (core.Result, bool) {
+	res, ok := s.memo.decideSlow(req, now)
+	if ok {
+		s.decided(req, outcomeOf(&res), ViaLastShared)
+	}
+	return res, ok
+}
+
+// stackFromLastAnswers is fromLastAnswer for a stack of Local policies, all-or-nothing
+// (memo.decideSlowStack): ok is false when a member's answer is not known.
+func (s *Store) stackFromLastAnswers(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
+	if allowed, ok = s.memo.decideSlowStack(reqs, results, now); ok {
+		for i := range reqs {
+			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
+		}
+	}
+	return allowed, ok
 }
 
 // unknownSlow decides req, whose call failed while the breakers stayed closed,
@@ -243,12 +267,11 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		s.handOver(ctx, &reqs[i], now)
 	}
 	turns, busy := s.takeTurns(reqs, now)
-	defer s.endTurns(reqs, turns)
+	if turns != 0 {
+		defer s.endTurns(reqs, turns)
+	}
 	if busy && s.allLocal(reqs) {
-		if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
-			for i := range reqs {
-				s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
-			}
+		if allowed, ok := s.stackFromLastAnswers(reqs, results, now); ok {
 			return allowed, nil
 		}
 	}
@@ -282,10 +305,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if !s.allLocal(reqs) {
 		return s.slowMixedStack(ctx, reqs, results, err, now)
 	}
-	if allowed, ok := s.memo.decideSlowStack(reqs, results, now); ok {
-		for i := range reqs {
-			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
-		}
+	if allowed, ok := s.stackFromLastAnswers(reqs, results, now); ok {
 		return allowed, nil
 	}
 	return s.unknownSlowStack(reqs, results), nil

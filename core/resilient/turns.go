@@ -6,17 +6,22 @@ import "github.com/go-ratelimit/ratelimit/core"
 // (memo.takeTurn), one bit each: members past the 64th take no turn.
 type stackTurns uint64
 
+// takeTurn is memo.takeTurn for req at now when its policy continues its last
+// answer while the store is slow (the only policies whose slow calls owe the store).
+func (s *Store) takeTurn(req *core.Request, now int64) (settler, busy bool) {
+	if !s.continuesLastAnswer(req) {
+		return false, false
+	}
+	return s.memo.takeTurn(req, now)
+}
+
 // takeTurns takes the settlement turn of each Local rate member of a stack at now,
 // and reports busy when another decision holds a member's turn: the caller then
 // decides the stack from the last answers, as Decide does a single request. The
 // caller gives the turns back with endTurns.
 func (s *Store) takeTurns(reqs []core.Request, now int64) (turns stackTurns, busy bool) {
 	for i := range min(len(reqs), 64) {
-		req := &reqs[i]
-		if s.cfg.modeOf(req.Policy.Name()) != Local || req.Policy.Algorithm() == core.Concurrency {
-			continue
-		}
-		settler, b := s.memo.takeTurn(req, now)
+		settler, b := s.takeTurn(&reqs[i], now)
 		if settler {
 			turns |= 1 << i
 		}

@@ -8,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
@@ -163,4 +166,19 @@ func storeOnServer(t *testing.T, srv *redistest.Server) *redisstore.Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// Through Sentinel, CheckEviction asks the master the Sentinels name, and says so.
+func TestCheckEvictionThroughSentinel(t *testing.T) {
+	master := redistest.StartServer(t, "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru")
+	sentinel := redistest.StartSentinel(t, master, "limiter", 5*time.Second)
+	s, err := redisstore.DialUniversal(&redis.UniversalOptions{MasterName: "limiter", Addrs: []string{sentinel.Addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.CheckEviction(context.Background())
+	if !errors.Is(err, redisstore.ErrEvicts) || !strings.Contains(err.Error(), "the master the Sentinels name") || !strings.Contains(err.Error(), "allkeys-lru") {
+		t.Fatalf("CheckEviction through Sentinel: %v, want ErrEvicts naming the Sentinels' master and allkeys-lru", err)
+	}
 }

@@ -83,3 +83,56 @@ func TestConcurrentStackReturnWaitsForTheSettlement(t *testing.T) {
 		t.Fatalf("then %d more admitted on the account, want 0", got)
 	}
 }
+
+// While the account's settlement is on its way, B's login comes from an address no
+// answer is known for (or, in the second case, whose policy is not in Local mode),
+// so B cannot be decided from the last answers. B used to go to the store, which
+// did not hold the settlement yet and admitted it: 6 of 5 on a Cluster whose master
+// resumed (the login account in examples/server's TestClusterLoginStackStuckMaster).
+// B is now refused with the deadline's ceiling as Retry-After, and charges nothing.
+func TestStackThatCannotWaitForTheSettlementIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		options   []resilient.Option
+		addressOf string
+	}{
+		{"unknown address", nil, "192.0.2.9"},
+		{"address policy in Open mode", []resilient.Option{resilient.WithPolicyMode("login-ip", resilient.Open)}, "192.0.2.2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, append([]resilient.Option{resilient.WithFailureRate(0.5, 1_000_000, time.Minute), neverOpen}, tc.options...)...)
+			account := core.MustPolicy("login-account", core.TokenBucket, core.PerMinute(5))
+			ip := core.MustPolicy("login-ip", core.TokenBucket, core.PerMinute(20))
+			var bResults [2]core.Result
+			login := func(addr string, results []core.Result) bool {
+				reqs := []core.Request{{Policy: account, Key: "alice"}, {Policy: ip, Key: addr}}
+				allowed, err := r.store.DecideStack(context.Background(), reqs, results)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return allowed
+			}
+			if !login("192.0.2.1", make([]core.Result, 2)) || !login("192.0.2.2", make([]core.Result, 2)) {
+				t.Fatal("healthy logins refused")
+			}
+			r.shared.fail(errDown)
+			for i := range 3 {
+				if !login("192.0.2.1", make([]core.Result, 2)) {
+					t.Fatalf("slow login %d refused, want the 3 the account's last answer left", i)
+				}
+			}
+			r.shared.heal()
+			var b bool
+			onDecideCall(r, 1, func() { b = login(tc.addressOf, bResults[:]) })
+			if a := login("192.0.2.1", make([]core.Result, 2)); a || b {
+				t.Fatalf("A admitted %v; B, while A's settlement was on its way, admitted %v; want both refused, the account spent its 5", a, b)
+			}
+			if bResults[0].RetryAfter <= 0 || bResults[1].RetryAfter <= 0 {
+				t.Errorf("B's results %+v, want each refused with a Retry-After", bResults)
+			}
+			if got := admittedOf(t, r, account, "alice", 3); got != 0 {
+				t.Fatalf("then %d more admitted on the account, want 0", got)
+			}
+		})
+	}
+}

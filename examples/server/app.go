@@ -44,7 +44,8 @@ type app struct {
 	handler http.Handler
 	store   core.Store
 	logs    *logObserver
-	api     core.Policy // the "api" policy the flags describe
+	api     core.Policy    // the "api" policy the flags describe
+	login   [3]core.Policy // the login stack's: account, ip and subnet
 }
 
 // Close stops the log summaries (writing the last one) and releases the store.
@@ -59,6 +60,7 @@ type limiters struct {
 	store                      core.Store
 	api, report, export, login routeLimit
 	apiPolicy                  core.Policy
+	loginPolicies              [3]core.Policy           // account, ip, subnet
 	validKey                   keyfuncs.APIKeyValidator // accepts the -api-keys
 }
 
@@ -98,7 +100,7 @@ func newApp(cfg config, logger *slog.Logger, h hooks) (*app, error) {
 		store.Close()
 		return nil, err
 	}
-	return &app{handler: boundBodies(handler), store: store, logs: logs, api: lims.apiPolicy}, nil
+	return &app{handler: boundBodies(handler), store: store, logs: logs, api: lims.apiPolicy, login: lims.loginPolicies}, nil
 }
 
 // boundBodies caps every request body at maxBodyBytes, before any limiter or
@@ -265,8 +267,9 @@ func newLimiters(cfg config, store core.Store, obs httplimit.Observer, logger *s
 			httplimit.Limit(perIP, clientIP.Key),
 			httplimit.Limit(perSubnet, subnet),
 		)),
-		apiPolicy: api,
-		validKey:  validKey,
+		apiPolicy:     api,
+		loginPolicies: [3]core.Policy{account, perIP, perSubnet},
+		validKey:      validKey,
 	}, nil
 }
 

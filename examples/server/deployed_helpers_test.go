@@ -15,6 +15,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
@@ -53,7 +54,12 @@ func followWallClock(t *testing.T, clock *storetest.Clock) {
 // apiStateKey is the Redis key of policy "api"'s state for the client key (as
 // keyfuncs.ClientIP writes it, "ip:127.0.0.9").
 func apiStateKey(srv *testServer, clientKey string) string {
-	return redisstore.DefaultPrefix + "{" + srv.app.api.ID() + ":" + clientKey + "}"
+	return stateKey(srv.app.api, clientKey)
+}
+
+// stateKey is the Redis key of policy p's state for key.
+func stateKey(p core.Policy, key string) string {
+	return redisstore.DefaultPrefix + "{" + p.ID() + ":" + key + "}"
 }
 
 // masterIndex is the index in c.Servers of the master that serves key's slot,

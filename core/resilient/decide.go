@@ -136,20 +136,27 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // that returning to the shared store grants no second bucket: it refuses req when the
 // allowance cannot pay for it, and charges the shared store the difference. A charge
 // the shared store refuses (concurrent decisions spent some of it) is retried at what
-// the refusal says is left. The settlement ends once an admission's charge lands (or
-// it owes nothing); a refusal leaves it open, and a charge that fails is retried by
-// the key's next admission. When what slow calls admitted does not fit in what the
-// shared store has left, the shared store admitted req with a unit those calls had
-// already granted: req is refused, and its charge stands for theirs.
+// the refusal says is left. The settlement ends once the charge of a request that
+// stays admitted lands (or it owes nothing); a refusal leaves it open, and a charge
+// that fails is retried by the key's next admission. Ended by a refusal, the
+// settlement forgot the debt of the admissions racing it: 19 admitted in a second
+// under 10/min (TestRefusalAfterRecoveryKeepsLocalDebt), 6 of 5 when the request
+// the allowance could not pay for ended it (TestShortDecisionDoesNotEndTheSettlement). When what slow calls admitted
+// does not fit in what the shared store has left, the shared store admitted req with
+// a unit those calls had already granted: req is refused, and its charge stands for
+// theirs.
 func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
 	owed, unsettled, short, local := s.debtOf(req, res, now)
 	if !local {
 		return
 	}
-	unpaid := s.charge(ctx, req, res, owed, unsettled, now)
-	if short || unpaid && res.Allowed {
+	o := s.charge(ctx, req, res, owed, unsettled)
+	if short || o == chargeUnpaid && res.Allowed {
 		res.Allowed = false
 		res.RetryAfter = emission(req)
+	}
+	if res.Allowed && o != chargeFailed {
+		s.memo.settled(req, now)
 	}
 }
 
@@ -181,17 +188,27 @@ func emission(req *core.Request) time.Duration {
 	return max(time.Millisecond, time.Duration(int64(req.Policy.Period())/max(1, req.Policy.Limit())*req.EffectiveCost()))
 }
 
-// charge charges the shared store owed for req's key, on top of its answer res, and,
-// when res admitted, ends the key's settlement (see settle). unsettled is the part
-// of owed that slow calls admitted: when the charge fails, the key's next admission
-// charges it. It reports whether the shared store took less than unsettled because
-// it had less left: then it granted units those calls had granted already, and res,
-// when it admitted, is refused by the caller, its charge standing for theirs; what
-// that charge does not cover, all of it after a refusal, which holds no charge,
-// stays for the key's next admission to charge. The rest of owed, the local
-// allowance's debt, only brings the shared store down to what that allowance has
-// left, and may fall short without granting anything twice.
-func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled, now int64) (unpaid bool) {
+// chargeOutcome is how a settling charge (Store.charge) ended.
+type chargeOutcome uint8
+
+const (
+	chargeLanded chargeOutcome = iota // the shared store took what it could (or nothing was owed)
+	chargeFailed                      // the call failed: the key's next admission charges again
+	chargeUnpaid                      // the store had less left than slow calls admitted
+)
+
+// charge charges the shared store owed for req's key, on top of its answer res.
+// unsettled is the part of owed that slow calls admitted: when the charge fails
+// (chargeFailed), the key's next admission charges it. chargeUnpaid reports that
+// the shared store took less than unsettled because it had less left: then it
+// granted units those calls had granted already, and res, when it admitted, is
+// refused by the caller, its charge standing for theirs; what that charge does not
+// cover, all of it after a refusal, which holds no charge, stays for the key's next
+// admission to charge. The rest of owed, the local allowance's debt, only brings
+// the shared store down to what that allowance has left, and may fall short without
+// granting anything twice. The caller ends the settlement (memo.settled) when req
+// stays admitted and the charge did not fail.
+func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result, owed, unsettled int64) chargeOutcome {
 	owed = min(owed, req.Policy.Capacity())
 	var landed int64
 	for attempt := 0; owed > 0 && attempt < 3; attempt++ {
@@ -204,7 +221,7 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 		})
 		if err != nil {
 			s.memo.addUnsettled(req, unsettled) // the key's next admission charges it
-			return false
+			return chargeFailed
 		}
 		if answer.Allowed {
 			res.Remaining = max(0, res.Remaining-owed)
@@ -214,15 +231,8 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 		owed = min(owed, answer.Remaining) // charge what is left
 		res.Remaining = 0
 	}
-	// Only an admission computes what the local allowance owes (memo.debt): a
-	// refusal ending the settlement would forget that debt, and the shared store
-	// would grant its whole Remaining again (19 admitted in a second under 10/min,
-	// TestRefusalAfterRecoveryKeepsLocalDebt).
-	if res.Allowed {
-		s.memo.settled(req, now)
-	}
 	if landed >= unsettled {
-		return false
+		return chargeLanded
 	}
 	owing := unsettled - landed
 	if res.Allowed {
@@ -231,7 +241,7 @@ func (s *Store) charge(ctx context.Context, req *core.Request, res *core.Result,
 	if owing > 0 {
 		s.memo.addUnsettled(req, owing)
 	}
-	return true
+	return chargeUnpaid
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter

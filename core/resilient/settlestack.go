@@ -9,7 +9,8 @@ import (
 // settleStack is settle for a stack the shared store answered with results (allowed:
 // all admitted and charged). Each Local member pays what its local allowance
 // admitted during an outage, and what slow calls admitted, as settle does for one
-// request. When a member's allowance cannot pay for the request, or what slow calls
+// request: the settlement of a member that could pay ends, that of one that could not
+// stays open. When a member's allowance cannot pay for the request, or what slow calls
 // admitted does not fit in what the shared store has left, the stack is refused as a
 // whole, as it would have been in memory: what the shared store charged is given
 // back, but that member's charge, which its settlement counts on, where it can be
@@ -18,15 +19,23 @@ import (
 // Retry-After and the others report unspent. It returns whether the stack stays
 // admitted.
 func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []core.Result, allowed bool, now int64) bool {
-	// Every shared stack decision settles: an array for the usual stack sizes keeps
-	// it from allocating.
+	// Every shared stack decision settles: arrays for the usual stack sizes keep it
+	// from allocating.
 	var shortOn [8]bool
 	short := shortOn[:0]
 	refuse := -1
 	for i := range reqs {
 		owed, unsettled, sh, local := s.debtOf(&reqs[i], &results[i], now)
-		if local && s.charge(ctx, &reqs[i], &results[i], owed, unsettled, now) {
-			sh = true // the member's charge stands for what slow calls granted (see settle)
+		if !local {
+			short = append(short, false)
+			continue
+		}
+		o := s.charge(ctx, &reqs[i], &results[i], owed, unsettled)
+		sh = sh || o == chargeUnpaid // the member's charge stands for what slow calls granted (see settle)
+		if results[i].Allowed && !sh && o != chargeFailed {
+			// The member could pay: its settlement ends even when another member
+			// refuses the stack, which gives the member's charge back.
+			s.memo.settled(&reqs[i], now)
 		}
 		if short = append(short, sh); sh && refuse < 0 {
 			refuse = i

@@ -17,16 +17,19 @@ import (
 // TestClusterLoginStackOnAStuckMaster: the login stack on a 3-master Cluster, with
 // the account, the addresses and the subnet on three different masters. After 2
 // attempts at an account (5 a minute), four addresses of one /24, whose address
-// state lives on one master, send wrong passwords every 5 ms; that master is
+// state lives on one master, send wrong passwords every 5 ms; one master is
 // stopped (SIGSTOP) for 1.5 s, then continued, and the attempts go on for 3 s.
 //
 // While the master is stuck, logins are decided from the last answers: the known
 // address spends the account's 3 last attempts, and the addresses Redis never
 // answered for are refused. On SIGCONT, the first admission charges Redis those 3
-// (the settlement). Logins that reached Redis while that charge was on its way were
-// admitted by a Redis that did not hold it yet: 6–7 attempts of 5. So the account
-// admits at most 5 attempts in all, every answer is 401 or 429, and afterwards a
-// fresh account from each address is admitted: Redis decides again.
+// (the settlement). Each router stops another master: with the addresses' one,
+// logins that reached Redis while that charge was on its way were admitted by a
+// Redis that did not hold it yet (6–7 attempts of 5); with the account's one, whose
+// breaker opens, a login refused for the local allowance ended the settlement while
+// another, admitted by Redis, was still settling (6 of 5). So the account admits at
+// most 5 attempts in all, every answer is 401 or 429, and afterwards a fresh account
+// from each address is admitted: Redis decides again.
 func TestClusterLoginStackOnAStuckMaster(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3)
 	for n, router := range allRouters {
@@ -62,7 +65,10 @@ func TestClusterLoginStackOnAStuckMaster(t *testing.T) {
 				}
 			}
 
-			stuck := cluster.Servers[stuckOn]
+			// Each router stops another of the three: the addresses', the account's
+			// or the subnet's master.
+			stoppedRole, stopped := []string{"addresses'", "account's", "subnet's"}[n%3], []int{stuckOn, accountOn, subnetOn}[n%3]
+			stuck := cluster.Servers[stopped]
 			if err := stuck.Pause(); err != nil {
 				t.Fatal(err)
 			}
@@ -105,8 +111,8 @@ func TestClusterLoginStackOnAStuckMaster(t *testing.T) {
 			close(stop)
 			wg.Wait()
 
-			t.Logf("%s: account on master %d, subnet on %d, addresses on %d (stopped 1.5 s): %d attempts admitted of 5, %d refused",
-				router, accountOn, subnetOn, stuckOn, admitted.Load()+2, refused.Load())
+			t.Logf("%s: account on master %d, subnet on %d, addresses on %d; the %s master stopped 1.5 s: %d attempts admitted of 5, %d refused",
+				router, accountOn, subnetOn, stuckOn, stoppedRole, admitted.Load()+2, refused.Load())
 			failures.Range(func(k, _ any) bool { t.Errorf("a request failed: %v", k); return true })
 			if n := other.Load(); n != 0 {
 				t.Errorf("%d answers neither 401 nor 429", n)

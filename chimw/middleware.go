@@ -47,12 +47,13 @@ func FromLimiter(l *httpengine.Limiter) (func(http.Handler) http.Handler, error)
 	if err != nil || !l.NeedsPattern() {
 		return mw, err
 	}
+	routes := new(routeFinder)
 	return func(next http.Handler) http.Handler {
 		h := mw(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// chi sets r.Pattern again when it routes the request. Until then it may
 			// be empty, a mount's ("/admin/*"), or a ServeMux's that mounts chi ("/api/").
-			if p := routePattern(r); p != "" {
+			if p := routes.pattern(r); p != "" {
 				r.Pattern = p
 			}
 			h.ServeHTTP(w, r)

@@ -14,17 +14,24 @@ import (
 // It works wherever the middleware sits: in r.With the endpoint's pattern is
 // already known; in r.Use, before chi has routed the request, the pattern is
 // found from the root router (one tree search). A request that matches no route
-// gets keyfuncs.ErrNoKey, and so the limiter's fallback key. Middleware that
+// gets keyfuncs.ErrNoKey, and so the limiter's fallback key: a 404, or a 405, also
+// one a mounted router answers at its index. Middleware that
 // rewrites the path chi routes on (StripSlashes, CleanPath, GetHead) is followed
 // when it runs before the limiter; put it there, not in a mounted router below
 // a limiter in r.Use, whose rewrites that limiter cannot see.
 func Route() keyfuncs.KeyFunc {
-	return keyfuncs.RoutePattern(routePattern)
+	return keyfuncs.RoutePattern(new(routeFinder).pattern)
 }
 
-// routePattern is the pattern of the chi route r goes to. chi's own record of its
-// routing comes first: r.Pattern may be a ServeMux's that mounts the chi router.
-func routePattern(r *http.Request) string {
+// routeFinder finds the chi route of requests, for one middleware or key function.
+type routeFinder struct {
+	mounts mountIndexes
+}
+
+// pattern is the pattern of the chi route r goes to, "" for none (chi answers 404
+// or 405). chi's own record of its routing comes first: r.Pattern may be a
+// ServeMux's that mounts the chi router.
+func (f *routeFinder) pattern(r *http.Request) string {
 	rctx := chi.RouteContext(r.Context())
 	if rctx == nil || rctx.Routes == nil {
 		return r.Pattern // not under chi
@@ -61,7 +68,11 @@ func routePattern(r *http.Request) string {
 	if rctx.Routes.Find(found, method, path) == "" {
 		return ""
 	}
-	return found.RoutePattern()
+	pattern := found.RoutePattern()
+	if !f.mounts.answers(rctx.Routes, method, pattern) {
+		return ""
+	}
+	return pattern
 }
 
 // fullRoutePath is the path the root router would route for rctx.RoutePath, the

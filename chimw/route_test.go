@@ -1,6 +1,7 @@
 package chimw_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -70,5 +71,54 @@ func TestRouteInUseOfARequestWithoutAPath(t *testing.T) {
 	}
 	if w := get(t, r, "GET", "/anything"); w.Code != http.StatusTooManyRequests {
 		t.Errorf("GET after the CONNECT spent the route's budget at its cost of 5: %d, want 429", w.Code)
+	}
+}
+
+// chi hands the index of r.Mount("/reports", sub) to sub for every method, and
+// Mux.Find names "/reports" for every method, also one sub answers 405. A limiter
+// in r.Use charged that 405 the index's weight, and keyed it under the route. It
+// now costs the default and is keyed as a request of no route (the fallback key),
+// as a 405 is on the other routers; so is a mount without an index (404), at any
+// depth of mounts. What sub answers still costs the weight.
+func TestMountedIndexCostsOnlyWhatItAnswers(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(20))
+	for _, tc := range []struct {
+		method, target string
+		status         int
+		cost           int64
+		key            string
+	}{
+		{"GET", "/reports", http.StatusOK, 5, "route:/reports"},
+		{"GET", "/reports/", http.StatusOK, 5, "route:/reports"},
+		{"DELETE", "/reports", http.StatusMethodNotAllowed, 1, "fallback"},
+		{"POST", "/reports/", http.StatusMethodNotAllowed, 1, "fallback"},
+		{"GET", "/api/reports", http.StatusOK, 5, "route:/api/reports"},
+		{"PUT", "/api/reports/", http.StatusMethodNotAllowed, 1, "fallback"},
+		{"GET", "/noindex", http.StatusNotFound, 1, "fallback"},
+		{"GET", "/noindex/7", http.StatusOK, 1, "route:/noindex/{id}"},
+	} {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			obs := &keys{}
+			r := chi.NewRouter()
+			r.Use(chimw.Middleware(newStore(t), httplimit.Limit(api, chimw.Route()),
+				httplimit.WithRouteCosts(map[string]int64{"/reports": 5, "/api/reports": 5}),
+				httplimit.WithObserver(obs), httplimit.WithKeyFallback(httplimit.ClientIPFallback(keyfuncs.Const("fallback")))))
+			r.Route("/reports", func(r chi.Router) { r.Get("/", hello) })
+			r.Route("/api", func(r chi.Router) {
+				r.Route("/reports", func(r chi.Router) { r.Get("/", hello) })
+			})
+			r.Route("/noindex", func(r chi.Router) { r.Get("/{id}", hello) })
+
+			w := get(t, r, tc.method, tc.target)
+			if w.Code != tc.status {
+				t.Fatalf("%d, want %d", w.Code, tc.status)
+			}
+			if want := fmt.Sprintf(`"api";r=%d;t=60`, 20-tc.cost); w.Header().Get("RateLimit") != want {
+				t.Errorf("RateLimit %q, want %q (a cost of %d)", w.Header().Get("RateLimit"), want, tc.cost)
+			}
+			if len(obs.keys) != 1 || obs.keys[0] != tc.key {
+				t.Errorf("keys %q, want [%s]", obs.keys, tc.key)
+			}
+		})
 	}
 }

@@ -147,7 +147,8 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // or Closed policy is decided by the failure modes, without a transition. While
 // another decision charges a member's settlement, the stack is not sent to the
 // shared store (busyStack).
-// The stack's Cluster slot is that of its first request.
+// On a Cluster, the stack calls the shared store while the breakers of every member's
+// slot are closed (stackClosed), and a failed call counts in each (membersFailed).
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
@@ -160,18 +161,25 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		return false, nil
 	}
 	slot := s.slots.of(&reqs[0])
-	if !s.closedFor(slot) {
+	if !s.stackClosed(slot, reqs) {
 		return s.fallbackStack(ctx, reqs, results, ErrBreakerOpen, now, true)
 	}
 	for i := range reqs {
 		s.handOver(ctx, &reqs[i], now)
 	}
 	turns, busy := s.takeTurns(reqs, now)
+	if busy {
+		s.endTurns(reqs, turns)
+		if allowed, ok := s.busyFromLastAnswers(reqs, results, now); ok {
+			return allowed, nil
+		}
+		if turns, busy = s.waitForTurns(ctx, reqs); busy {
+			return s.unknownSlowStack(reqs, results), nil
+		}
+		start, now = s.instant()
+	}
 	if turns != 0 {
 		defer s.endTurns(reqs, turns)
-	}
-	if busy {
-		return s.busyStack(reqs, results, now), nil
 	}
 	// The call may outlive this method (at the deadline), so it works on its own copies.
 	own := append([]core.Request(nil), reqs...)
@@ -181,7 +189,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		var err error
 		allowed, err = s.shared.DecideStack(ctx, own, buf)
 		return err
-	})
+	}, reqs[1:]...)
 	switch o {
 	case succeeded:
 		copy(results, buf)
@@ -197,7 +205,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	case broken:
 		return false, s.permanent(reqs, err)
 	}
-	if !s.closedFor(slot) {
+	if !s.stackClosed(slot, reqs) {
 		return s.fallbackStack(ctx, reqs, results, err, now, true)
 	}
 	if !s.allLocal(reqs) {
@@ -209,22 +217,20 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	return s.unknownSlowStack(reqs, results), nil
 }
 
-// busyStack decides a stack one of whose members' settlement another decision is
-// charging (takeTurns): never by the shared store, which does not hold that charge
-// yet and would grant its units again. A stack of Local policies whose answers are
-// all known is decided from them, as a slow call is; any other is refused as
-// unknownSlowStack refuses, with a short Retry-After and nothing charged. Sent to the
-// store, logins from addresses Redis had not answered for got an account 6–7
-// attempts of 5 when a stopped Cluster master resumed
-// (TestStackThatCannotWaitForTheSettlementIsRefused, and examples/server's
+// busyFromLastAnswers decides a stack one of whose members' settlement another
+// decision is charging (takeTurns) from its members' last answers, as a slow call
+// is, when they are all Local and known; ok is false otherwise, and the stack then
+// waits for the settlement (waitForTurns). Such a stack never goes to the shared
+// store while the charge is on its way: the store does not hold it yet and would
+// grant its units again. Sent to the store, logins from addresses Redis had not
+// answered for got an account 6–7 attempts of 5 when a stopped Cluster master
+// resumed (TestStackThatWaitsForTheSettlement, and examples/server's
 // TestClusterLoginStackOnAStuckMaster).
-func (s *Store) busyStack(reqs []core.Request, results []core.Result, now int64) bool {
-	if s.allLocal(reqs) {
-		if allowed, ok := s.stackFromLastAnswers(reqs, results, now); ok {
-			return allowed
-		}
+func (s *Store) busyFromLastAnswers(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
+	if !s.allLocal(reqs) {
+		return false, false
 	}
-	return s.unknownSlowStack(reqs, results)
+	return s.stackFromLastAnswers(reqs, results, now)
 }
 
 // slowMixedStack decides a stack that holds Open or Closed policies beside Local
@@ -322,25 +328,64 @@ func (s *Store) closedFor(slot int) bool {
 	return s.breaker.closed() && s.slots.closed(slot)
 }
 
+// stackClosed is closedFor for a stack whose first member's state lives in slot:
+// while the breaker of any slot is open, the stack calls the shared store only when
+// every member's slot is closed. On a Cluster a stack's call reaches the master of
+// each member, and a stuck master holding the addresses of a login stack, not its
+// account, never sent the stack to Local mode: logins from addresses Redis had not
+// answered for were refused for the whole outage
+// (examples/server's TestClusterLoginStackOnAStuckMaster).
+func (s *Store) stackClosed(slot int, reqs []core.Request) bool {
+	if !s.closedFor(slot) {
+		return false
+	}
+	if s.slots == nil || s.slots.notClosed.Load() == 0 {
+		return true
+	}
+	for i := 1; i < len(reqs); i++ {
+		if !s.slots.closed(s.slots.of(&reqs[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// membersFailed counts a failed stack call, already counted in the slot of its
+// first member, in the slots of its other members: the master that failed may hold
+// any of them. The breaker of a slot whose master is healthy is cleared by its
+// confirming probe.
+func (s *Store) membersFailed(first int, members []core.Request, now int64) {
+	for i := range members {
+		slot := s.slots.of(&members[i])
+		if slot == first {
+			continue
+		}
+		if b := s.slots.record(slot, failed, now); b != nil {
+			s.confirm(b, slot)
+		}
+	}
+}
+
 // call runs fn against the shared store under the deadline, for a decision of slot,
 // and reports how it ended. start is the real time the decision began (from instant),
 // which the latency is measured from. It reports the call to the observers (unless the
-// caller's ctx ended it) and to the breakers.
-func (s *Store) call(ctx context.Context, slot int, start time.Time, fn func(context.Context) error) (outcome, error) {
-	return s.callWithin(ctx, slot, start, s.deadline.get(), fn)
+// caller's ctx ended it) and to the breakers; a failure also to those of the slots of
+// members, a stack's other requests (membersFailed).
+func (s *Store) call(ctx context.Context, slot int, start time.Time, fn func(context.Context) error, members ...core.Request) (outcome, error) {
+	return s.callWithin(ctx, slot, start, s.deadline.get(), fn, members...)
 }
 
 // callWithin is call with the deadline d. fn must write only to memory that the
 // caller reads after it succeeded (see guard.run).
-func (s *Store) callWithin(ctx context.Context, slot int, start time.Time, d time.Duration, fn func(context.Context) error) (outcome, error) {
+func (s *Store) callWithin(ctx context.Context, slot int, start time.Time, d time.Duration, fn func(context.Context) error, members ...core.Request) (outcome, error) {
 	err, timedOut := s.guard.run(ctx, d, fn)
-	return s.finish(ctx, slot, start, d, err, timedOut)
+	return s.finish(ctx, slot, start, d, err, timedOut, members...)
 }
 
 // finish classifies how a call to the shared store under deadline d ended (err, and
 // timedOut when its deadline or ctx ended it first) and reports it, for call and
 // decideDirect.
-func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Duration, err error, timedOut bool) (outcome, error) {
+func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Duration, err error, timedOut bool, members ...core.Request) (outcome, error) {
 	end, now := s.instant()
 	latency := end.Sub(start)
 	if errors.Is(err, ErrClosed) && !timedOut {
@@ -362,6 +407,9 @@ func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Du
 	}
 	if b := s.slots.record(slot, counted, now); b != nil {
 		s.confirm(b, slot)
+	}
+	if counted == failed && s.slots != nil {
+		s.membersFailed(slot, members, now)
 	}
 	if o != canceled {
 		s.storeCall(latency, kind, err)

@@ -1,6 +1,7 @@
 package resilient
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/maphash"
@@ -47,14 +48,14 @@ type memoShard struct {
 }
 
 type memoEntry struct {
-	known      bool  // a shared answer is known
-	at         int64 // ns: when the shared store answered
-	remaining  int64 // its Remaining
-	retryUntil int64 // ns: refused until then (0 when it admitted)
-	resetAt    int64 // ns: when the key fully recovers, by its ResetAfter
-	spent      int64 // spent by slow-call decisions since the answer
-	unsettled  int64 // spent by slow-call decisions and not yet charged to the shared store
-	settling   bool  // a decision that will charge unsettled is in flight (takeTurn)
+	known      bool          // a shared answer is known
+	at         int64         // ns: when the shared store answered
+	remaining  int64         // its Remaining
+	retryUntil int64         // ns: refused until then (0 when it admitted)
+	resetAt    int64         // ns: when the key fully recovers, by its ResetAfter
+	spent      int64         // spent by slow-call decisions since the answer
+	unsettled  int64         // spent by slow-call decisions and not yet charged to the shared store
+	turnEnds   chan struct{} // while a decision that will charge unsettled is in flight (takeTurn): closed when it ends
 
 	gen            uint64 // the local allowance's number; 0: none
 	seededFrom     int64  // at of the answer the local allowance was seeded from
@@ -255,12 +256,12 @@ func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy bool) {
 	switch {
 	case !ok, e.gen != 0 && now < e.localUntil:
 		return false, false
-	case e.settling:
+	case e.turnEnds != nil:
 		return false, true
 	case e.unsettled == 0:
 		return false, false
 	}
-	e.settling = true
+	e.turnEnds = make(chan struct{})
 	sh.entries[k] = e
 	return true, false
 }
@@ -268,11 +269,35 @@ func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy bool) {
 // endTurn ends the turn takeTurn gave req's decision.
 func (m *memo) endTurn(req *core.Request) {
 	sh, k := m.lock(req)
-	if e, ok := sh.entries[k]; ok && e.settling {
-		e.settling = false
+	if e, ok := sh.entries[k]; ok && e.turnEnds != nil {
+		close(e.turnEnds)
+		e.turnEnds = nil
 		sh.entries[k] = e
 	}
 	sh.mu.Unlock()
+}
+
+// waitTurns waits until no other decision holds the settlement turn of a request
+// of reqs, at most d or until ctx ends, and reports whether none does.
+func (m *memo) waitTurns(ctx context.Context, reqs []core.Request, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for i := range reqs {
+		sh, k := m.lock(&reqs[i])
+		ends := sh.entries[k].turnEnds
+		sh.mu.Unlock()
+		if ends == nil {
+			continue
+		}
+		select {
+		case <-ends:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // addUnsettled gives back to req's key what takeUnsettled took and could not be

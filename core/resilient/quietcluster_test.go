@@ -3,6 +3,7 @@ package resilient_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,16 @@ func (f *twoMasters) Decide(ctx context.Context, req core.Request) (core.Result,
 		return core.Result{}, errDown
 	}
 	return f.fakeShared.Decide(ctx, req)
+}
+
+func (f *twoMasters) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+	for i := range reqs {
+		if f.stuck(reqs[i].Policy, reqs[i].Key) {
+			f.calls.Add(1)
+			return false, errDown
+		}
+	}
+	return f.fakeShared.DecideStack(ctx, reqs, results)
 }
 
 // A quiet service on a Cluster whose master serving the store-wide probe's key is
@@ -87,5 +98,54 @@ func TestQuietServiceOnAClusterWithAStuckMasterKeepsTheOthersShared(t *testing.T
 	}
 	if got := rec.outcomes(); got[len(got)-1] != "api:allowed/shared" {
 		t.Fatalf("a key of the healthy master: %v, want it decided by Redis", got[len(got)-1])
+	}
+}
+
+// A login stack whose account lives on the healthy master and whose address on the
+// stuck one: its failures were counted in the account's slot only, whose probe found
+// the healthy master, so no breaker opened and the stack never went to Local mode;
+// an address Redis had not answered for was refused for as long as the master was
+// stuck. Its failures now count in every member's slot too: the address's slot
+// opens, and the login is decided in Local mode.
+func TestStackWithAMemberOnAStuckMasterGoesToLocalMode(t *testing.T) {
+	clock := storetest.NewClock()
+	fake := &twoMasters{fakeShared: newFakeShared(t, clock)}
+	local, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := resilient.New(fake, resilient.WithClock(clock.Now), resilient.WithLocalStore(local), resilient.WithDeadline(rigDeadline),
+		resilient.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	account := core.MustPolicy("login-account", core.TokenBucket, core.PerMinute(5))
+	ip := core.MustPolicy("login-ip", core.TokenBucket, core.PerMinute(20))
+	address := ""
+	for i := 0; address == ""; i++ {
+		if key := fmt.Sprintf("ip:192.0.2.%d", i); fake.stuck(ip, key) {
+			address = key
+		}
+	}
+	n := 0
+	login := func() bool {
+		for n++; fake.stuck(account, fmt.Sprint("user", n)); n++ {
+		}
+		reqs := []core.Request{{Policy: account, Key: fmt.Sprint("user", n)}, {Policy: ip, Key: address}}
+		allowed, err := s.DecideStack(context.Background(), reqs, make([]core.Result, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return allowed
+	}
+	for i := range 3 {
+		if login() {
+			t.Fatalf("login %d, its address on the stuck master and never answered for: admitted, want refused", i)
+		}
+	}
+	waitFor(t, "a login in Local mode", login)
+	if !s.Fallback("login-ip") || !s.Fallback("login-account") {
+		t.Errorf("fallback of login-ip %v, of login-account %v; want both in Local mode", s.Fallback("login-ip"), s.Fallback("login-account"))
 	}
 }

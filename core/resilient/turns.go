@@ -1,6 +1,10 @@
 package resilient
 
-import "github.com/go-ratelimit/ratelimit/core"
+import (
+	"context"
+
+	"github.com/go-ratelimit/ratelimit/core"
+)
 
 // stackTurns marks the members of a stack that hold their key's settlement turn
 // (memo.takeTurn), one bit each: members past the 64th take no turn.
@@ -37,4 +41,24 @@ func (s *Store) endTurns(reqs []core.Request, turns stackTurns) {
 			s.memo.endTurn(&reqs[i])
 		}
 	}
+}
+
+// waitForTurns waits, at most a deadline, until no other decision holds the
+// settlement turn of a member of reqs, and takes the members' turns (takeTurns). It
+// reports busy, holding no turn, when the wait ends first or another decision took
+// a turn again. A decision that waits rather than being refused reaches the store:
+// on a Cluster whose master holding the stack's addresses was stuck, logins from an
+// address Redis had not answered for were refused, without calling the store, for
+// as long as the outage lasted, so that the slot of that address never failed and
+// never went to Local mode.
+func (s *Store) waitForTurns(ctx context.Context, reqs []core.Request) (turns stackTurns, busy bool) {
+	if !s.memo.waitTurns(ctx, reqs, s.deadline.get()) {
+		return 0, true
+	}
+	_, now := s.instant()
+	if turns, busy = s.takeTurns(reqs, now); busy {
+		s.endTurns(reqs, turns)
+		return 0, true
+	}
+	return turns, false
 }

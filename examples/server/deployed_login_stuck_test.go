@@ -2,12 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,109 +31,52 @@ func TestClusterLoginStackOnAStuckMaster(t *testing.T) {
 		t.Run(router, func(t *testing.T) {
 			srv := clusterServer(t, cluster, router, "-on-store-error", "local")
 			followWallClock(t, srv.clock)
-			account, perIP, perSubnet := srv.app.login[0], srv.app.login[1], srv.app.login[2]
-
-			subnet := fmt.Sprintf("127.%d.1", 20+n)
-			subnetOn := masterIndex(t, cluster, stateKey(perSubnet, "net4:"+subnet+".0/24"))
-			user, accountOn := "", subnetOn
-			for i := 0; accountOn == subnetOn; i++ {
-				user = fmt.Sprintf("victim%d", i)
-				accountOn = masterIndex(t, cluster, stateKey(account, "field:username:"+user))
-			}
-			stuckOn := 3 - subnetOn - accountOn
-			var addrs []string
-			for host := 2; host < 250 && len(addrs) < 4; host++ {
-				if ip := fmt.Sprintf("%s.%d", subnet, host); masterIndex(t, cluster, stateKey(perIP, "ip:"+ip)) == stuckOn {
-					addrs = append(addrs, ip)
-				}
-			}
-			if len(addrs) != 4 {
-				t.Fatalf("addresses of %s.0/24 on master %d: %v, want 4", subnet, stuckOn, addrs)
-			}
-			clients := map[string]*http.Client{}
-			for _, ip := range addrs {
-				clients[ip] = client(t, ip)
-			}
+			lt := placeLogin(t, cluster, srv, fmt.Sprintf("127.%d.1", 20+n))
 			for i := range 2 {
-				if r := do(t, clients[addrs[0]], http.MethodPost, srv.url+"/login", loginForm(user, "guess")); r.status != http.StatusUnauthorized {
+				if r := lt.login(t, srv, lt.addrs[0], lt.user, "guess"); r.status != http.StatusUnauthorized {
 					t.Fatalf("attempt %d before the outage: %d, want 401", i+1, r.status)
 				}
 			}
 
-			// Each router stops another of the three: the addresses', the account's
-			// or the subnet's master.
-			stoppedRole, stopped := []string{"addresses'", "account's", "subnet's"}[n%3], []int{stuckOn, accountOn, subnetOn}[n%3]
+			role, stopped := []string{"addresses'", "account's", "subnet's"}[n%3], []int{lt.addrOn, lt.accountOn, lt.subnetOn}[n%3]
+			fresh := accountNotOn(t, cluster, srv, "fresh-during", stopped)
 			stuck := cluster.Servers[stopped]
 			if err := stuck.Pause(); err != nil {
 				t.Fatal(err)
 			}
+			stoppedAt := time.Now()
 			t.Cleanup(func() { _ = stuck.Resume() })
-			var admitted, refused, other atomic.Int64
-			var failures sync.Map // error text → struct{}
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			for _, ip := range addrs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					tick := time.NewTicker(5 * time.Millisecond)
-					defer tick.Stop()
-					for {
-						select {
-						case <-stop:
-							return
-						case <-tick.C:
-						}
-						status, err := postForm(clients[ip], srv.url+"/login", loginForm(user, "guess"))
-						switch {
-						case err != nil:
-							failures.Store(err.Error(), struct{}{})
-						case status == http.StatusUnauthorized:
-							admitted.Add(1)
-						case status == http.StatusTooManyRequests:
-							refused.Add(1)
-						default:
-							other.Add(1)
-						}
-					}
-				}()
+			flood := lt.flood(srv)
+			// A user logs in to an account on another master, from an address of the
+			// flood, retrying every 100 ms as refused: admitted by Redis, or, when the
+			// address's or the subnet's state is on the stuck master, by Local mode
+			// once that slot's breaker has opened.
+			var during response
+			tries := 0
+			for deadline := time.Now().Add(1400 * time.Millisecond); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				tries++
+				if during = lt.login(t, srv, lt.addrs[1], fresh, "guess"); during.status != http.StatusTooManyRequests {
+					break
+				}
 			}
-			time.Sleep(1500 * time.Millisecond)
+			time.Sleep(time.Until(stoppedAt.Add(1500 * time.Millisecond)))
 			if err := stuck.Resume(); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(3 * time.Second)
-			close(stop)
-			wg.Wait()
+			flood.end(t)
 
+			admitted := flood.admitted.Load() + 2
 			t.Logf("%s: account on master %d, subnet on %d, addresses on %d; the %s master stopped 1.5 s: %d attempts admitted of 5, %d refused",
-				router, accountOn, subnetOn, stuckOn, stoppedRole, admitted.Load()+2, refused.Load())
-			failures.Range(func(k, _ any) bool { t.Errorf("a request failed: %v", k); return true })
-			if n := other.Load(); n != 0 {
-				t.Errorf("%d answers neither 401 nor 429", n)
+				router, lt.accountOn, lt.subnetOn, lt.addrOn, role, admitted, flood.refused.Load())
+			if admitted > 5 {
+				t.Errorf("the account admitted %d attempts, want at most 5", admitted)
 			}
-			if got := admitted.Load() + 2; got > 5 {
-				t.Errorf("the account admitted %d attempts, want at most 5", got)
+			t.Logf("%s: a user from %s during the stop: %d after %d tries, RateLimit %q", router, lt.addrs[1], during.status, tries, during.header.Get("RateLimit"))
+			if during.status != http.StatusUnauthorized {
+				t.Errorf("a user from %s during the stop: %d after %d tries, want 401 (admitted)", lt.addrs[1], during.status, tries)
 			}
-			for _, ip := range addrs {
-				r := do(t, clients[ip], http.MethodPost, srv.url+"/login", loginForm("fresh-"+ip, "guess"))
-				if r.status != http.StatusUnauthorized {
-					t.Errorf("a fresh account from %s after the outage: %d %s, want 401 (admitted)", ip, r.status, r.body)
-				}
-				t.Logf("%s: a fresh account from %s then: RateLimit %q", router, ip, r.header.Get("RateLimit"))
-			}
+			lt.freshAccountsAdmitted(t, srv, router)
 		})
 	}
-}
-
-// postForm posts form to target and returns the status, reading the body; for the
-// goroutines of a test, which must not stop it.
-func postForm(c *http.Client, target string, form url.Values) (int, error) {
-	resp, err := c.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+)
+
+// Helpers of the login-stack tests on a Cluster: an account, four addresses of one
+// /24 and that /24, placed on chosen masters, and a flood of wrong passwords.
+
+// loginTarget is an account and the addresses that attack it, with the masters
+// their login state lives on.
+type loginTarget struct {
+	user                        string
+	addrs                       []string
+	clients                     map[string]*http.Client
+	accountOn, subnetOn, addrOn int
+}
+
+// placeLogin finds, in the /24 of subnet ("127.21.1"), an account and four
+// addresses whose login state lives on three different masters: the subnet's, the
+// account's, and one that holds all four addresses' state.
+func placeLogin(t *testing.T, cluster *redistest.Cluster, srv *testServer, subnet string) loginTarget {
+	t.Helper()
+	account, perIP, perSubnet := srv.app.login[0], srv.app.login[1], srv.app.login[2]
+	lt := loginTarget{clients: map[string]*http.Client{}}
+	lt.subnetOn = masterIndex(t, cluster, stateKey(perSubnet, "net4:"+subnet+".0/24"))
+	lt.accountOn = lt.subnetOn
+	for i := 0; lt.accountOn == lt.subnetOn; i++ {
+		lt.user = fmt.Sprintf("victim%d", i)
+		lt.accountOn = masterIndex(t, cluster, stateKey(account, "field:username:"+lt.user))
+	}
+	lt.addrOn = 3 - lt.subnetOn - lt.accountOn
+	for host := 2; host < 250 && len(lt.addrs) < 4; host++ {
+		if ip := fmt.Sprintf("%s.%d", subnet, host); masterIndex(t, cluster, stateKey(perIP, "ip:"+ip)) == lt.addrOn {
+			lt.addrs = append(lt.addrs, ip)
+			lt.clients[ip] = client(t, ip)
+		}
+	}
+	if len(lt.addrs) != 4 {
+		t.Fatalf("addresses of %s.0/24 on master %d: %v, want 4", subnet, lt.addrOn, lt.addrs)
+	}
+	return lt
+}
+
+// accountNotOn is an account name whose state does not live on master.
+func accountNotOn(t *testing.T, cluster *redistest.Cluster, srv *testServer, prefix string, master int) string {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		user := fmt.Sprintf("%s%d", prefix, i)
+		if masterIndex(t, cluster, stateKey(srv.app.login[0], "field:username:"+user)) != master {
+			return user
+		}
+	}
+	t.Fatalf("no account %q… off master %d", prefix, master)
+	return ""
+}
+
+// login posts a login of user with password from ip.
+func (lt *loginTarget) login(t *testing.T, srv *testServer, ip, user, password string) response {
+	t.Helper()
+	return do(t, lt.clients[ip], http.MethodPost, srv.url+"/login", loginForm(user, password))
+}
+
+// loginFlood counts the answers to a flood of wrong passwords at one account.
+type loginFlood struct {
+	admitted, refused, other atomic.Int64
+	failures                 sync.Map // error text → struct{}
+	stop                     chan struct{}
+	wg                       sync.WaitGroup
+}
+
+// flood sends a wrong password for the account from each address every 5 ms until
+// end is called.
+func (lt *loginTarget) flood(srv *testServer) *loginFlood {
+	f := &loginFlood{stop: make(chan struct{})}
+	for _, ip := range lt.addrs {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-f.stop:
+					return
+				case <-tick.C:
+				}
+				status, err := postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess"))
+				switch {
+				case err != nil:
+					f.failures.Store(err.Error(), struct{}{})
+				case status == http.StatusUnauthorized:
+					f.admitted.Add(1)
+				case status == http.StatusTooManyRequests:
+					f.refused.Add(1)
+				default:
+					f.other.Add(1)
+				}
+			}
+		}()
+	}
+	return f
+}
+
+// end stops the flood and reports a request that failed, or was answered neither
+// 401 nor 429, as an error of t.
+func (f *loginFlood) end(t *testing.T) {
+	t.Helper()
+	close(f.stop)
+	f.wg.Wait()
+	f.failures.Range(func(k, _ any) bool { t.Errorf("a request failed: %v", k); return true })
+	if n := f.other.Load(); n != 0 {
+		t.Errorf("%d answers neither 401 nor 429", n)
+	}
+}
+
+// postForm posts form to target and returns the status, reading the body; for the
+// goroutines of a test, which must not stop it.
+func postForm(c *http.Client, target string, form url.Values) (int, error) {
+	resp, err := c.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+// freshAccountsAdmitted checks that a fresh account from each address is admitted
+// (Redis decides again) and logs what the login policies then report.
+func (lt *loginTarget) freshAccountsAdmitted(t *testing.T, srv *testServer, router string) {
+	t.Helper()
+	for _, ip := range lt.addrs {
+		r := lt.login(t, srv, ip, "fresh-"+ip, "guess")
+		if r.status != http.StatusUnauthorized {
+			t.Errorf("a fresh account from %s afterwards: %d %s, want 401 (admitted)", ip, r.status, r.body)
+		}
+		t.Logf("%s: a fresh account from %s then: RateLimit %q", router, ip, r.header.Get("RateLimit"))
+	}
+}

@@ -145,9 +145,9 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // policies, from the members' last shared answers, all-or-nothing, when every one is
 // known, and refused with a short Retry-After when one is not; a stack with an Open
 // or Closed policy is decided by the failure modes, without a transition. While
-// another decision charges a member's settlement, the stack is not sent to the
-// shared store (busyStack).
-// On a Cluster, the stack calls the shared store while the breakers of every member's
+// another decision charges a member's settlement, the stack is decided from the last
+// answers (busyFromLastAnswers) or waits for that charge (waitForTurns), never sent
+// to the shared store before it lands. On a Cluster, the stack calls the shared store while the breakers of every member's
 // slot are closed (stackClosed), and a failed call counts in each (membersFailed).
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {

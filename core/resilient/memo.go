@@ -245,10 +245,11 @@ func (m *memo) takeUnsettled(req *core.Request) int64 {
 // decision is charging it: the caller must call endTurn), or busy: another decision
 // is charging it, and until that charge lands the shared store would grant those
 // units again (6 of 5 in TestConcurrentReturnWaitsForTheSettlement). A busy decision
-// never calls the shared store: it is decided from the last answer, as a slow call
-// is, or refused when it cannot be (Store.busyStack). A key with a live
-// local allowance is neither: its settlement (debt) has its own rule for concurrent
-// decisions, and the allowance knows more than the last answer.
+// does not call the shared store while the turn is held: it is decided from the last
+// answer, as a slow call is, or, when it cannot be, waits for the turn to end
+// (Store.waitForTurns). A key with a live local allowance is neither: its settlement
+// (debt) has its own rule for concurrent decisions, and the allowance knows more than
+// the last answer.
 func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy bool) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()

@@ -37,12 +37,20 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
 	s.handOver(ctx, &req, now)
-	settler, busy := s.takeTurn(&req, now)
+	settler, busy, wait := s.takeTurn(&req, now)
 	if busy { // never to the store while the key's settlement is on its way
-		if res, ok := s.fromLastAnswer(&req, now); ok {
-			return res, nil
+		if !wait {
+			if res, ok := s.fromLastAnswer(&req, now); ok {
+				return res, nil
+			}
 		}
-		return s.unknownSlow(ctx, req, nil, now) // a busy policy is Local: refused
+		one := [1]core.Request{req}
+		turns, busy := s.waitForTurns(ctx, one[:])
+		if busy {
+			return s.unknownSlow(ctx, req, nil, now) // a busy policy is Local: refused
+		}
+		settler = turns != 0
+		start, now = s.instant()
 	}
 	if settler {
 		defer s.memo.endTurn(&req)
@@ -167,11 +175,13 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	for i := range reqs {
 		s.handOver(ctx, &reqs[i], now)
 	}
-	turns, busy := s.takeTurns(reqs, now)
+	turns, busy, wait := s.takeTurns(reqs, now)
 	if busy {
 		s.endTurns(reqs, turns)
-		if allowed, ok := s.busyFromLastAnswers(reqs, results, now); ok {
-			return allowed, nil
+		if !wait {
+			if allowed, ok := s.busyFromLastAnswers(reqs, results, now); ok {
+				return allowed, nil
+			}
 		}
 		if turns, busy = s.waitForTurns(ctx, reqs); busy {
 			return s.unknownSlowStack(reqs, results), nil

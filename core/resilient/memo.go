@@ -55,7 +55,7 @@ type memoEntry struct {
 	resetAt    int64         // ns: when the key fully recovers, by its ResetAfter
 	spent      int64         // spent by slow-call decisions since the answer
 	unsettled  int64         // spent by slow-call decisions and not yet charged to the shared store
-	turnEnds   chan struct{} // while a decision that will charge unsettled is in flight (takeTurn): closed when it ends
+	turnEnds   chan struct{} // while a decision that settles the key is in flight (takeTurn): closed when it ends
 
 	gen            uint64 // the local allowance's number; 0: none
 	seededFrom     int64  // at of the answer the local allowance was seeded from
@@ -241,30 +241,32 @@ func (m *memo) takeUnsettled(req *core.Request) int64 {
 }
 
 // takeTurn reports, for a decision of req about to call the shared store at now,
-// whether it is the key's settler (the key owes what slow calls admitted and no other
-// decision is charging it: the caller must call endTurn), or busy: another decision
-// is charging it, and until that charge lands the shared store would grant those
-// units again (6 of 5 in TestConcurrentReturnWaitsForTheSettlement). A busy decision
-// does not call the shared store while the turn is held: it is decided from the last
-// answer, as a slow call is, or, when it cannot be, waits for the turn to end
-// (Store.waitForTurns). A key with a live local allowance is neither: its settlement
-// (debt) has its own rule for concurrent decisions, and the allowance knows more than
-// the last answer.
-func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy bool) {
+// whether it is the key's settler (the key owes what slow calls admitted, or its
+// local allowance is settling (debt), and no other decision is charging it: the
+// caller must call endTurn), or busy: another decision is charging it, and until
+// that charge lands the shared store would grant those units again (6 of 5 in
+// TestConcurrentReturnWaitsForTheSettlement and
+// TestAdmissionRacingTheAllowanceSettlement). A busy decision does not call the
+// shared store while the turn is held: it is decided from the last answer, as a slow
+// call is, or, when it cannot be or wait is set, waits for the turn to end
+// (Store.waitForTurns). wait is set for a key whose local allowance is settling: its
+// last answer predates the outage, and the allowance knows more.
+func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy, wait bool) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
+	allowance := ok && e.gen != 0 && now < e.localUntil
 	switch {
-	case !ok, e.gen != 0 && now < e.localUntil:
-		return false, false
+	case !ok:
+		return false, false, false
 	case e.turnEnds != nil:
-		return false, true
-	case e.unsettled == 0:
-		return false, false
+		return false, true, allowance
+	case e.unsettled == 0 && !allowance:
+		return false, false, false
 	}
 	e.turnEnds = make(chan struct{})
 	sh.entries[k] = e
-	return true, false
+	return true, false, false
 }
 
 // endTurn ends the turn takeTurn gave req's decision.

@@ -12,26 +12,26 @@ type stackTurns uint64
 
 // takeTurn is memo.takeTurn for req at now when its policy continues its last
 // answer while the store is slow (the only policies whose slow calls owe the store).
-func (s *Store) takeTurn(req *core.Request, now int64) (settler, busy bool) {
+func (s *Store) takeTurn(req *core.Request, now int64) (settler, busy, wait bool) {
 	if !s.continuesLastAnswer(req) {
-		return false, false
+		return false, false, false
 	}
 	return s.memo.takeTurn(req, now)
 }
 
 // takeTurns takes the settlement turn of each Local rate member of a stack at now,
-// and reports busy when another decision holds a member's turn: the caller then
-// decides the stack from the last answers, as Decide does a single request. The
+// and reports busy when another decision holds a member's turn, and wait when it
+// must wait for it (see memo.takeTurn), as Decide does for a single request. The
 // caller gives the turns back with endTurns.
-func (s *Store) takeTurns(reqs []core.Request, now int64) (turns stackTurns, busy bool) {
+func (s *Store) takeTurns(reqs []core.Request, now int64) (turns stackTurns, busy, wait bool) {
 	for i := range min(len(reqs), 64) {
-		settler, b := s.takeTurn(&reqs[i], now)
+		settler, b, w := s.takeTurn(&reqs[i], now)
 		if settler {
 			turns |= 1 << i
 		}
-		busy = busy || b
+		busy, wait = busy || b, wait || w
 	}
-	return turns, busy
+	return turns, busy, wait
 }
 
 // endTurns gives back the turns takeTurns took.
@@ -56,7 +56,7 @@ func (s *Store) waitForTurns(ctx context.Context, reqs []core.Request) (turns st
 		return 0, true
 	}
 	_, now := s.instant()
-	if turns, busy = s.takeTurns(reqs, now); busy {
+	if turns, busy, _ = s.takeTurns(reqs, now); busy {
 		s.endTurns(reqs, turns)
 		return 0, true
 	}

@@ -44,14 +44,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 			time.Sleep(700 * time.Millisecond)
 			counts[failing].phase.Store(1)
 			counts[healthy].phase.Store(1)
-			killed := time.Now()
-			if err := cluster.Servers[failing].Kill(); err != nil {
-				t.Fatal(err)
-			}
-			if err := cluster.WaitPromoted(failing); err != nil {
-				t.Fatal(err)
-			}
-			promoted := time.Now()
+			killed, promoted := failOver(t, cluster, failing)
 
 			// Decided by Redis again: with the key quiet, one request changes its
 			// state on the promoted replica.

@@ -98,6 +98,20 @@ func masterIndex(t *testing.T, c *redistest.Cluster, key string) int {
 	return -1
 }
 
+// failOver kills master i of c (SIGKILL) and waits for its replica's promotion; it
+// returns when each happened.
+func failOver(t *testing.T, c *redistest.Cluster, i int) (killed, promoted time.Time) {
+	t.Helper()
+	killed = time.Now()
+	if err := c.Servers[i].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitPromoted(i); err != nil {
+		t.Fatal(err)
+	}
+	return killed, time.Now()
+}
+
 // flushCluster empties every master, so that subtests sharing a Cluster start clean.
 func flushCluster(t *testing.T, c *redistest.Cluster) {
 	t.Helper()

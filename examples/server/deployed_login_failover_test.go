@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"testing"
 	"time"
@@ -27,25 +26,14 @@ func TestClusterLoginStackThroughAFailover(t *testing.T) {
 			srv := clusterServer(t, cluster, router, "-on-store-error", "local")
 			followWallClock(t, srv.clock)
 			lt := placeLogin(t, cluster, srv, fmt.Sprintf("127.%d.2", 20+n))
-			for i := range 2 {
-				if r := lt.login(t, srv, lt.addrs[0], lt.user, "guess"); r.status != http.StatusUnauthorized {
-					t.Fatalf("attempt %d before the failover: %d, want 401", i+1, r.status)
-				}
-			}
-			role, failing := []string{"addresses'", "account's", "subnet's"}[n%3], []int{lt.addrOn, lt.accountOn, lt.subnetOn}[n%3]
+			lt.twoAttempts(t, srv)
+			role, failing := lt.masterToFail(n)
 			// Writes a master acknowledged and had not replicated are lost when it
 			// dies (docs/redis.md); this test is about what the limiter does.
 			waitReplicated(t, cluster.Servers[failing])
 
 			flood := lt.flood(srv)
-			killed := time.Now()
-			if err := cluster.Servers[failing].Kill(); err != nil {
-				t.Fatal(err)
-			}
-			if err := cluster.WaitPromoted(failing); err != nil {
-				t.Fatal(err)
-			}
-			promoted := time.Now()
+			killed, promoted := failOver(t, cluster, failing)
 			time.Sleep(2 * time.Second)
 			flood.end(t)
 

@@ -52,6 +52,23 @@ func placeLogin(t *testing.T, cluster *redistest.Cluster, srv *testServer, subne
 	return lt
 }
 
+// twoAttempts makes, from the first address, the 2 attempts at the account that
+// come before the outage.
+func (lt *loginTarget) twoAttempts(t *testing.T, srv *testServer) {
+	t.Helper()
+	for i := range 2 {
+		if r := lt.login(t, srv, lt.addrs[0], lt.user, "guess"); r.status != http.StatusUnauthorized {
+			t.Fatalf("attempt %d before the outage: %d, want 401", i+1, r.status)
+		}
+	}
+}
+
+// masterToFail is the master that the nth router's subtest fails, in turn the
+// addresses', the account's and the subnet's, and its role.
+func (lt *loginTarget) masterToFail(n int) (role string, master int) {
+	return []string{"addresses'", "account's", "subnet's"}[n%3], []int{lt.addrOn, lt.accountOn, lt.subnetOn}[n%3]
+}
+
 // accountNotOn is an account name whose state does not live on master.
 func accountNotOn(t *testing.T, cluster *redistest.Cluster, srv *testServer, prefix string, master int) string {
 	t.Helper()

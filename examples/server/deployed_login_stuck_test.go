@@ -32,13 +32,8 @@ func TestClusterLoginStackOnAStuckMaster(t *testing.T) {
 			srv := clusterServer(t, cluster, router, "-on-store-error", "local")
 			followWallClock(t, srv.clock)
 			lt := placeLogin(t, cluster, srv, fmt.Sprintf("127.%d.1", 20+n))
-			for i := range 2 {
-				if r := lt.login(t, srv, lt.addrs[0], lt.user, "guess"); r.status != http.StatusUnauthorized {
-					t.Fatalf("attempt %d before the outage: %d, want 401", i+1, r.status)
-				}
-			}
-
-			role, stopped := []string{"addresses'", "account's", "subnet's"}[n%3], []int{lt.addrOn, lt.accountOn, lt.subnetOn}[n%3]
+			lt.twoAttempts(t, srv)
+			role, stopped := lt.masterToFail(n)
 			fresh := accountNotOn(t, cluster, srv, "fresh-during", stopped)
 			stuck := cluster.Servers[stopped]
 			if err := stuck.Pause(); err != nil {

@@ -45,12 +45,11 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 			}
 		}
 		one := [1]core.Request{req}
-		turns, busy := s.waitForTurns(ctx, one[:])
+		turns, waited, at, busy := s.waitForTurns(ctx, one[:])
 		if busy {
 			return s.unknownSlow(ctx, req, nil, now) // a busy policy is Local: refused
 		}
-		settler = turns != 0
-		start, now = s.instant()
+		settler, start, now = turns != 0, waited, at
 	}
 	if settler {
 		defer s.memo.endTurn(&req)
@@ -155,8 +154,9 @@ func (s *Store) unknownRefusal(req *core.Request) core.Result {
 // or Closed policy is decided by the failure modes, without a transition. While
 // another decision charges a member's settlement, the stack is decided from the last
 // answers (busyFromLastAnswers) or waits for that charge (waitForTurns), never sent
-// to the shared store before it lands. On a Cluster, the stack calls the shared store while the breakers of every member's
-// slot are closed (stackClosed), and a failed call counts in each (membersFailed).
+// to the shared store before it lands. On a Cluster, the stack calls the shared
+// store while the breakers of every member's slot are closed (stackClosed), and a
+// failed call counts in each (membersFailed).
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
@@ -183,10 +183,9 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 				return allowed, nil
 			}
 		}
-		if turns, busy = s.waitForTurns(ctx, reqs); busy {
+		if turns, start, now, busy = s.waitForTurns(ctx, reqs); busy {
 			return s.unknownSlowStack(reqs, results), nil
 		}
-		start, now = s.instant()
 	}
 	if turns != 0 {
 		defer s.endTurns(reqs, turns)

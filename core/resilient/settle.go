@@ -23,18 +23,29 @@ import (
 // (TestRefusalAfterRecoveryKeepsLocalDebt), and 6 of 5 when the request the
 // allowance could not pay for ended it (TestShortDecisionDoesNotEndTheSettlement).
 func (s *Store) settle(ctx context.Context, req *core.Request, res *core.Result, now int64) {
-	owed, unsettled, short, local := s.debtOf(req, res, now)
-	if !local {
-		return
-	}
-	o := s.charge(ctx, req, res, owed, unsettled)
-	if short || o == chargeUnpaid && res.Allowed {
+	if s.settleKey(ctx, req, res, now) && res.Allowed {
 		res.Allowed = false
 		res.RetryAfter = emission(req)
 	}
-	if res.Allowed && o != chargeFailed {
+}
+
+// settleKey charges the shared store what req's key owes after its answer res at
+// now (debtOf, charge), and ends the key's settlement when res admitted req and the
+// key could pay for it. short reports that it could not: its local allowance has
+// nothing left for req, or what slow calls admitted does not fit in what the shared
+// store has left (chargeUnpaid); the caller refuses req. A policy not in Local mode
+// owes nothing.
+func (s *Store) settleKey(ctx context.Context, req *core.Request, res *core.Result, now int64) (short bool) {
+	owed, unsettled, short, local := s.debtOf(req, res, now)
+	if !local {
+		return false
+	}
+	o := s.charge(ctx, req, res, owed, unsettled)
+	short = short || o == chargeUnpaid
+	if res.Allowed && !short && o != chargeFailed {
 		s.memo.settled(req, now)
 	}
+	return short
 }
 
 // debtOf is what req's key owes the shared store after its answer res at now: what

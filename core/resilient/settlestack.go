@@ -25,18 +25,9 @@ func (s *Store) settleStack(ctx context.Context, reqs []core.Request, results []
 	short := shortOn[:0]
 	refuse := -1
 	for i := range reqs {
-		owed, unsettled, sh, local := s.debtOf(&reqs[i], &results[i], now)
-		if !local {
-			short = append(short, false)
-			continue
-		}
-		o := s.charge(ctx, &reqs[i], &results[i], owed, unsettled)
-		sh = sh || o == chargeUnpaid // the member's charge stands for what slow calls granted (see settle)
-		if results[i].Allowed && !sh && o != chargeFailed {
-			// The member could pay: its settlement ends even when another member
-			// refuses the stack, which gives the member's charge back.
-			s.memo.settled(&reqs[i], now)
-		}
+		// A member that could pay ends its settlement even when another member
+		// refuses the stack, which gives the member's charge back.
+		sh := s.settleKey(ctx, &reqs[i], &results[i], now)
 		if short = append(short, sh); sh && refuse < 0 {
 			refuse = i
 		}

@@ -2,6 +2,7 @@ package resilient
 
 import (
 	"context"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -44,21 +45,21 @@ func (s *Store) endTurns(reqs []core.Request, turns stackTurns) {
 }
 
 // waitForTurns waits, at most a deadline, until no other decision holds the
-// settlement turn of a member of reqs, and takes the members' turns (takeTurns). It
-// reports busy, holding no turn, when the wait ends first or another decision took
-// a turn again. A decision that waits rather than being refused reaches the store:
+// settlement turn of a member of reqs, and takes the members' turns (takeTurns) at
+// start and now, the instant the wait ended (see instant). It reports busy, holding
+// no turn, when the wait ends first or another decision took a turn again. A decision that waits rather than being refused reaches the store:
 // on a Cluster whose master holding the stack's addresses was stuck, logins from an
 // address Redis had not answered for were refused, without calling the store, for
 // as long as the outage lasted, so that the slot of that address never failed and
 // never went to Local mode.
-func (s *Store) waitForTurns(ctx context.Context, reqs []core.Request) (turns stackTurns, busy bool) {
+func (s *Store) waitForTurns(ctx context.Context, reqs []core.Request) (turns stackTurns, start time.Time, now int64, busy bool) {
 	if !s.memo.waitTurns(ctx, reqs, s.deadline.get()) {
-		return 0, true
+		return 0, start, now, true
 	}
-	_, now := s.instant()
+	start, now = s.instant()
 	if turns, busy, _ = s.takeTurns(reqs, now); busy {
 		s.endTurns(reqs, turns)
-		return 0, true
+		return 0, start, now, true
 	}
-	return turns, false
+	return turns, start, now, false
 }

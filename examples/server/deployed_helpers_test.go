@@ -185,31 +185,61 @@ func (p *phaseCounts) String() string {
 // goroutines until stop is closed, counting the answers in counts.
 func hammer(t *testing.T, srv *testServer, ip string, goroutines int, counts *phaseCounts, stop <-chan struct{}, wg *sync.WaitGroup) {
 	c := client(t, ip)
+	repeat(goroutines, 0, stop, wg, func() {
+		req, _ := http.NewRequest(http.MethodGet, srv.url+"/api/resource", nil)
+		status, err := statusOf(c, req)
+		if err != nil {
+			status = -1
+		}
+		counts.record(status)
+	})
+}
+
+// repeat calls send on each of goroutines goroutines, every interval apart (back to
+// back when 0), until stop is closed.
+func repeat(goroutines int, every time.Duration, stop <-chan struct{}, wg *sync.WaitGroup, send func()) {
 	for range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var tick <-chan time.Time
+			if every > 0 {
+				ticker := time.NewTicker(every)
+				defer ticker.Stop()
+				tick = ticker.C
+			}
 			for {
-				select {
-				case <-stop:
-					return
-				default:
+				if tick == nil {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				} else {
+					select {
+					case <-stop:
+						return
+					case <-tick:
+					}
 				}
-				req, _ := http.NewRequest(http.MethodGet, srv.url+"/api/resource", nil)
-				resp, err := c.Do(req)
-				if err != nil {
-					counts.record(-1)
-					continue
-				}
-				// Read to the end, so the connection is reused: closed unread, each
-				// request left a socket in TIME_WAIT, 20,000 in one run, until
-				// dials to Redis failed for want of local ports.
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				counts.record(resp.StatusCode)
+				send()
 			}
 		}()
 	}
+}
+
+// statusOf sends req with c and returns the answer's status, for the goroutines of
+// a test, which must not stop it. It reads the body to the end, so the connection
+// is reused: closed unread, each request left a socket in TIME_WAIT, 20,000 in one
+// run, until dials to Redis failed for want of local ports.
+func statusOf(c *http.Client, req *http.Request) (int, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
 }
 
 // remainingOf reads policy's remaining from a RateLimit field

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 )
 
@@ -34,11 +34,8 @@ func placeLogin(t *testing.T, cluster *redistest.Cluster, srv *testServer, subne
 	account, perIP, perSubnet := srv.app.login[0], srv.app.login[1], srv.app.login[2]
 	lt := loginTarget{clients: map[string]*http.Client{}}
 	lt.subnetOn = masterIndex(t, cluster, stateKey(perSubnet, "net4:"+subnet+".0/24"))
-	lt.accountOn = lt.subnetOn
-	for i := 0; lt.accountOn == lt.subnetOn; i++ {
-		lt.user = fmt.Sprintf("victim%d", i)
-		lt.accountOn = masterIndex(t, cluster, stateKey(account, "field:username:"+lt.user))
-	}
+	lt.accountOn = (lt.subnetOn + 1) % 3
+	lt.user = accountOn(t, cluster, account, "victim", lt.accountOn)
 	lt.addrOn = 3 - lt.subnetOn - lt.accountOn
 	for host := 2; host < 250 && len(lt.addrs) < 4; host++ {
 		if ip := fmt.Sprintf("%s.%d", subnet, host); masterIndex(t, cluster, stateKey(perIP, "ip:"+ip)) == lt.addrOn {
@@ -69,17 +66,15 @@ func (lt *loginTarget) masterToFail(n int) (role string, master int) {
 	return []string{"addresses'", "account's", "subnet's"}[n%3], []int{lt.addrOn, lt.accountOn, lt.subnetOn}[n%3]
 }
 
-// accountNotOn is an account name whose state does not live on master.
-func accountNotOn(t *testing.T, cluster *redistest.Cluster, srv *testServer, prefix string, master int) string {
+// accountOn is the first account prefix0, prefix1, … whose state of policy
+// account lives on master.
+func accountOn(t *testing.T, cluster *redistest.Cluster, account core.Policy, prefix string, master int) string {
 	t.Helper()
-	for i := 0; i < 100; i++ {
-		user := fmt.Sprintf("%s%d", prefix, i)
-		if masterIndex(t, cluster, stateKey(srv.app.login[0], "field:username:"+user)) != master {
-			return user
-		}
+	user, err := cluster.KeyOn(master, prefix, func(user string) string { return stateKey(account, "field:username:"+user) })
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no account %q… off master %d", prefix, master)
-	return ""
+	return user
 }
 
 // login posts a login of user with password from ip.
@@ -101,30 +96,19 @@ type loginFlood struct {
 func (lt *loginTarget) flood(srv *testServer) *loginFlood {
 	f := &loginFlood{stop: make(chan struct{})}
 	for _, ip := range lt.addrs {
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			tick := time.NewTicker(5 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-f.stop:
-					return
-				case <-tick.C:
-				}
-				status, err := postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess"))
-				switch {
-				case err != nil:
-					f.failures.Store(err.Error(), struct{}{})
-				case status == http.StatusUnauthorized:
-					f.admitted.Add(1)
-				case status == http.StatusTooManyRequests:
-					f.refused.Add(1)
-				default:
-					f.other.Add(1)
-				}
+		repeat(1, 5*time.Millisecond, f.stop, &f.wg, func() {
+			status, err := postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess"))
+			switch {
+			case err != nil:
+				f.failures.Store(err.Error(), struct{}{})
+			case status == http.StatusUnauthorized:
+				f.admitted.Add(1)
+			case status == http.StatusTooManyRequests:
+				f.refused.Add(1)
+			default:
+				f.other.Add(1)
 			}
-		}()
+		})
 	}
 	return f
 }
@@ -141,16 +125,14 @@ func (f *loginFlood) end(t *testing.T) {
 	}
 }
 
-// postForm posts form to target and returns the status, reading the body; for the
-// goroutines of a test, which must not stop it.
+// postForm posts form to target and returns the status (see statusOf).
 func postForm(c *http.Client, target string, form url.Values) (int, error) {
-	resp, err := c.Post(target, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return statusOf(c, req)
 }
 
 // freshAccountsAdmitted checks that a fresh account from each address is admitted

@@ -39,7 +39,7 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 		return core.Result{}, fmt.Errorf("resilient: policy %q: local store: %w", req.Policy.Name(), err)
 	}
 	if req.Policy.Algorithm() != core.Concurrency {
-		s.memo.localDecided(&req, &res, now)
+		s.memo.localDecided(&req, &res, chargedBy(&lreq, res.Allowed), now)
 	}
 	decidedInMemory(&res)
 	s.grantedLease(&req, &res, true, now)
@@ -69,6 +69,14 @@ func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, n
 	}
 	lreq.Key = key
 	return lreq, nil
+}
+
+// chargedBy is what the local request lreq charged: its cost when admitted.
+func chargedBy(lreq *core.Request, admitted bool) int64 {
+	if !admitted {
+		return 0
+	}
+	return lreq.EffectiveCost()
 }
 
 // retryAfter is when a request refused as unavailable may try again: until the next
@@ -128,7 +136,7 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			results[i] = localResults[j]
 			decidedInMemory(&results[i])
 			if reqs[i].Policy.Algorithm() != core.Concurrency {
-				s.memo.localDecided(&reqs[i], &results[i], now)
+				s.memo.localDecided(&reqs[i], &results[i], chargedBy(&localReqs[j], allowed), now)
 			}
 		}
 	}

@@ -62,6 +62,7 @@ type memoEntry struct {
 	localRemaining int64  // Remaining of the last local decision
 	localAt        int64  // ns: when the last local decision was taken
 	localUntil     int64  // ns: when the local allowance fully recovers
+	localCharged   int64  // what the allowance's local decisions charged and no refund gave back
 }
 
 // expires is when the entry stops mattering: the key has fully recovered in the
@@ -366,7 +367,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 		e.unsettled -= min(e.unsettled, e.spent)
 	}
 	e.seededFrom = e.at
-	e.localRemaining, e.localAt = target, now
+	e.localRemaining, e.localAt, e.localCharged = target, now, 0
 	// Live until its first decision says when it recovers (localDecided), at least a
 	// period: a decision racing this one must find it, not seed another. With now+1,
 	// two first decisions under load each seeded a full allowance (12 admitted of 10).
@@ -404,8 +405,9 @@ func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take fun
 	return take(held, 1<<63|e.gen)
 }
 
-// localDecided records the local store's result res for req at now.
-func (m *memo) localDecided(req *core.Request, res *core.Result, now int64) {
+// localDecided records the local store's result res for req at now, which charged
+// the local allowance charged (0 when it did not admit).
+func (m *memo) localDecided(req *core.Request, res *core.Result, charged, now int64) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
@@ -413,6 +415,7 @@ func (m *memo) localDecided(req *core.Request, res *core.Result, now int64) {
 		return
 	}
 	e.localRemaining, e.localAt = res.Remaining, now
+	e.localCharged += charged
 	e.localUntil = max(e.localUntil, now+int64(res.ResetAfter))
 	sh.entries[k] = e
 }

@@ -15,22 +15,25 @@ var ErrNoRefund = errors.New("resilient: the shared store cannot refund")
 
 var _ core.Refunder = (*Store)(nil)
 
-// Refund gives req's effective cost back in the shared store, under the deadline and
-// the breakers of req's key, as Decide would call it. The HTTP engine
-// (core/httpengine) uses it to undo what an outer limiter charged when a limiter
-// nested inside it refuses the request (one decision per request), and for
+// Refund gives req's effective cost back, as Decide would have charged it. The HTTP
+// engine (core/httpengine) uses it to undo what an outer limiter charged when a
+// limiter nested inside it refuses the request (one decision per request), and for
 // WithSettle.
 //
-// A refund is never made in process memory. While a breaker of req's key is open, or
-// when the call fails, the refund is dropped and the error says so, wrapping
-// core.ErrStoreUnavailable: the charge stays, so a lost refund can only make the
-// store admit less, never more. A cost that Local mode charged in memory is paid to
-// the shared store when it comes back (see docs/failure.md), so refunding it there
-// is refunding where it ends up. chargedAt is the Result.DecidedAt of the admission:
-// the shared store's instant when it charged the request. A result decided in
-// process memory (Local mode, or a slow call decided from the last answer) has none,
-// because its cost is paid to the shared store later, at an instant it does not know;
-// a window algorithm then gives nothing back (less, never more).
+// A bucket (token bucket, GCRA, leaky bucket) is given its cost back first where this
+// store charged it without the shared store: from what slow calls admitted and the
+// shared store has not been charged yet, then from the key's local allowance (Local
+// mode), which then owes the shared store that much less when it returns. Whatever
+// is left goes to the shared store, under the deadline and the breakers of req's key.
+// While a breaker of req's key is open, or when the call fails, that part is dropped
+// and the error says so, wrapping core.ErrStoreUnavailable: the charge stays, so a
+// lost refund can only make the store admit less, never more.
+//
+// chargedAt is the Result.DecidedAt of the admission: the shared store's instant
+// when it charged the request. A result decided in process memory (Local mode, or a
+// slow call decided from the last answer) has none, because its cost is paid to the
+// shared store later, at an instant it does not know; a window algorithm then gives
+// nothing back (less, never more).
 func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -42,7 +45,12 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	if !ok {
 		return fmt.Errorf("%w: policy %q", ErrNoRefund, req.Policy.Name())
 	}
-	start, _ := s.instant()
+	start, now := s.instant()
+	given := s.refundInMemory(ctx, &req, now)
+	if given == req.EffectiveCost() {
+		return nil
+	}
+	req.Cost = req.EffectiveCost() - given
 	slot := s.slots.of(&req)
 	if !s.closedFor(slot) {
 		return fmt.Errorf("resilient: refund of policy %q dropped: %w: %w", req.Policy.Name(), core.ErrStoreUnavailable, ErrBreakerOpen)
@@ -58,4 +66,29 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 		return fmt.Errorf("resilient: refund of policy %q: %w: %w", req.Policy.Name(), ErrPermanent, err)
 	}
 	return fmt.Errorf("resilient: refund of policy %q dropped: %w: %w", req.Policy.Name(), core.ErrStoreUnavailable, err)
+}
+
+// refundInMemory gives back what it can of req's cost where this store charged it
+// without the shared store (see Refund), at now, and returns how much it gave. Only
+// buckets: a window's refund must come out of the window that counted the charge,
+// which a cost paid to the shared store later does not know.
+func (s *Store) refundInMemory(ctx context.Context, req *core.Request, now int64) int64 {
+	switch req.Policy.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+	default:
+		return 0
+	}
+	cost := req.EffectiveCost()
+	given := s.memo.cancelUnsettled(req, cost)
+	local, ok := s.local.(core.Refunder)
+	if given == cost || !ok || s.cfg.modeOf(req.Policy.Name()) != Local {
+		return given
+	}
+	q, err := s.degrade.policy(req.Policy)
+	if err != nil {
+		return given
+	}
+	return given + s.memo.refundAllowance(req, &q, cost-given, now, func(key string, cost int64) error {
+		return local.Refund(ctx, core.Request{Policy: q, Key: key, Cost: cost}, time.Time{})
+	})
 }

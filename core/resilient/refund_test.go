@@ -29,8 +29,10 @@ func TestRefundGivesCostBackInTheSharedStore(t *testing.T) {
 	}
 }
 
-// While the breaker is open a refund is dropped, never made in memory: the charge
-// stays, so a lost refund only ever makes the store admit less.
+// While the breaker is open, a refund of what the shared store charged is dropped:
+// the charge stays, so a lost refund only ever makes the store admit less. (A
+// window's refund never goes to process memory; a bucket's goes back to the local
+// allowance only for what Local mode charged: refundlocal_test.go.)
 func TestRefundWhileTheBreakerIsOpenIsDropped(t *testing.T) {
 	r := newRig(t)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(10))

@@ -125,17 +125,17 @@ func TestLayeredLimitsOverResilientRedis(t *testing.T) {
 					t.Cleanup(func() { _ = store.Close() })
 					_, refunds := store.(core.Refunder)
 					t.Logf("%s implements core.Refunder: %v", wrap, refunds)
-					checkLayered(t, layeredApp(t, router, store, newLayeredPolicies(t)))
+					checkLayered(t, layeredApp(t, router, store, newLayeredPolicies(t)), "192.0.2.10:1000")
 				})
 			}
 		}
 	}
 }
 
-// checkLayered runs the layered scenario through h from one client address.
-func checkLayered(t *testing.T, h http.Handler) {
+// checkLayered runs the layered scenario through h from the client address peer,
+// which no policy has counted yet.
+func checkLayered(t *testing.T, h http.Handler, peer string) {
 	t.Helper()
-	const peer = "192.0.2.10:1000"
 	step := func(what, path string, wantStatus int, wantAPI int64) response {
 		t.Helper()
 		r := serveLocal(h, http.MethodGet, path, peer)

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// TestLayeredLimitsOnAStuckClusterMaster: the layered app of
+// TestLayeredLimitsOverResilientRedis on resilient over a 3-master Cluster, one of
+// whose masters is stopped (SIGSTOP). The client's keys are placed so that one
+// layer lives on the stuck master and the other on healthy ones, both ways round:
+//
+//   - "app-wide on the stuck master": the app-wide "api" key is decided in Local
+//     mode while the login's stack is decided by Redis; a login the stack refuses
+//     gives back the api charge to the local allowance;
+//   - "route on the stuck master": the login's per-address key is on the stuck
+//     master, so the whole stack is decided in Local mode while "api" is decided by
+//     Redis; a login the stack refuses gives back the api charge to Redis.
+//
+// Either way the client gets the answers of one decision per request, as on a
+// healthy Cluster, and once the master is back it gets nothing more of "api".
+func TestLayeredLimitsOnAStuckClusterMaster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3)
+	p := newLayeredPolicies(t)
+	for n, router := range allRouters {
+		for _, stuckLayer := range []string{"app-wide", "route"} {
+			t.Run(stuckLayer+" on the stuck master/"+router, func(t *testing.T) {
+				prefix := fmt.Sprintf("layers-stuck:%s:%s:", router, stuckLayer)
+				key := func(q core.Policy, k string) string { return prefix + "{" + q.ID() + ":" + k + "}" }
+				stuck := n % 3
+				ip := layeredPeerOn(t, fmt.Sprintf("10.%d", 40+n), func(ip, subnet string) bool {
+					apiOn := masterIndex(t, cluster, key(p.api, "ip:"+ip))
+					attemptsOn := masterIndex(t, cluster, key(p.attempts, "ip:"+ip))
+					subnetOn := masterIndex(t, cluster, key(p.subnetAttempts, "net4:"+subnet))
+					if stuckLayer == "app-wide" {
+						return apiOn == stuck && attemptsOn != stuck && subnetOn != stuck
+					}
+					return apiOn != stuck && attemptsOn == stuck && subnetOn != stuck
+				})
+
+				peer := ip + ":1000"
+				clock := storetest.NewClock()
+				shared, err := redisstore.Dial(cluster.Addrs(), redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMode(resilient.Local))
+				if err != nil {
+					shared.Close()
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = store.Close() })
+				h := layeredApp(t, router, store, p)
+
+				// A request before the outage: the Cluster client loads its slot map
+				// from a master that still answers.
+				if r := serveLocal(h, http.MethodGet, "/resource", "192.0.2.99:1000"); r.status != http.StatusOK {
+					t.Fatalf("a request before the outage: %d %s", r.status, r.body)
+				}
+				if err := cluster.Servers[stuck].Pause(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = cluster.Servers[stuck].Resume() })
+				// The stuck layer's slot opens its breaker on its own traffic: 3
+				// failed calls in a row, then a confirming probe. The client's 3
+				// requests wait out the deadline and are refused (Redis never
+				// answered for the key); once the probe has failed too, Local mode
+				// decides the key.
+				path, stuckReq := "/resource", core.Request{Policy: p.api, Key: "ip:" + ip}
+				if stuckLayer == "route" {
+					path, stuckReq = "/login", core.Request{Policy: p.attempts, Key: "ip:" + ip}
+				}
+				for i := 0; i < 3; i++ {
+					if r := serveLocal(h, http.MethodGet, path, peer); r.status != http.StatusTooManyRequests {
+						t.Fatalf("GET %s %d on the stuck master: %d %s, want 429 (a key Redis never answered for)", path, i+1, r.status, r.body)
+					}
+				}
+				for i := 0; store.BreakerFor(stuckReq) != resilient.BreakerOpen; i++ {
+					if i == 100 {
+						t.Fatalf("the stuck master's slot did not open its breaker within 5 s of 3 failed calls")
+					}
+					time.Sleep(50 * time.Millisecond)
+					clock.Advance(50 * time.Millisecond) // the probe's schedule follows the store's clock
+				}
+				checkLayered(t, h, peer)
+
+				if err := cluster.Servers[stuck].Resume(); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; store.BreakerFor(stuckReq) != resilient.BreakerClosed; i++ {
+					if i == 60 {
+						t.Fatalf("the slot's breaker did not close within 3 s of the master's return")
+					}
+					time.Sleep(50 * time.Millisecond)
+					clock.Advance(50 * time.Millisecond)
+				}
+				if r := serveLocal(h, http.MethodGet, "/resource", peer); r.status != http.StatusTooManyRequests {
+					t.Fatalf("back on Redis, the client whose api limit was spent: %d %s, want 429", r.status, r.body)
+				}
+			})
+		}
+	}
+}
+
+// layeredPeerOn is an address "host:1000" in one of the /24s prefix.0.0/24 to
+// prefix.19.0/24 (prefix "10.40") for which fits reports true.
+func layeredPeerOn(t *testing.T, prefix string, fits func(ip, subnet string) bool) string {
+	t.Helper()
+	for third := 0; third < 20; third++ {
+		subnet := fmt.Sprintf("%s.%d.0/24", prefix, third)
+		for host := 1; host < 255; host++ {
+			if ip := fmt.Sprintf("%s.%d.%d", prefix, third, host); fits(ip, subnet) {
+				return ip
+			}
+		}
+	}
+	t.Fatalf("no address in %s.0.0/24 to %s.19.0/24 fits", prefix, prefix)
+	return ""
+}

@@ -30,17 +30,7 @@ func TestLayeredLimitsThroughAnOutage(t *testing.T) {
 	for _, router := range allRouters {
 		t.Run(router, func(t *testing.T) {
 			redis := redistest.StartServer(t)
-			clock := storetest.NewClock()
-			shared, err := redisstore.Dial([]string{redis.Addr}, redisstore.WithClock(clock.Now), redisstore.WithPrefix("outage:"+router+":"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMode(resilient.Local))
-			if err != nil {
-				shared.Close()
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = store.Close() })
+			store, clock := resilientOnVirtualClock(t, []string{redis.Addr}, "outage:"+router+":")
 			h := layeredApp(t, router, store, newLayeredPolicies(t))
 			api := func(what, path, peer string, wantStatus int) int64 {
 				t.Helper()
@@ -74,13 +64,9 @@ func TestLayeredLimitsThroughAnOutage(t *testing.T) {
 			if err := redis.Restart(); err != nil {
 				t.Fatal(err)
 			}
-			for i := 0; store.Breaker() != resilient.BreakerClosed || store.Fallback("api"); i++ {
-				if i == 60 {
-					t.Fatalf("the breaker did not close within 3 s of Redis's restart")
-				}
-				time.Sleep(50 * time.Millisecond)
-				clock.Advance(50 * time.Millisecond)
-			}
+			waitWithClock(t, clock, 3*time.Second, "the breaker to close after Redis's restart", func() bool {
+				return store.Breaker() == resilient.BreakerClosed && !store.Fallback("api")
+			})
 			api("the fresh client, back on Redis: Local mode left it nothing", "/resource", fresh, http.StatusTooManyRequests)
 			admitted := 0
 			for i := 0; i < 6; i++ {
@@ -92,5 +78,36 @@ func TestLayeredLimitsThroughAnOutage(t *testing.T) {
 				t.Fatalf("the known client, back on Redis (restarted empty): %d admitted, want the 4 Local mode left it", admitted)
 			}
 		})
+	}
+}
+
+// resilientOnVirtualClock is resilient.New in Local mode over redisstore.Dial(addrs),
+// both on one virtual clock, which it returns; the store closes with t.
+func resilientOnVirtualClock(t *testing.T, addrs []string, prefix string) (*resilient.Store, *storetest.Clock) {
+	t.Helper()
+	clock := storetest.NewClock()
+	shared, err := redisstore.Dial(addrs, redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMode(resilient.Local))
+	if err != nil {
+		shared.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return store, clock
+}
+
+// waitWithClock waits until cond holds, moving clock with the wall every 50 ms (the
+// breaker's probes are scheduled on the store's clock), for at most limit.
+func waitWithClock(t *testing.T, clock *storetest.Clock, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for waited := time.Duration(0); !cond(); waited += 50 * time.Millisecond {
+		if waited >= limit {
+			t.Fatalf("waited %v for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+		clock.Advance(50 * time.Millisecond)
 	}
 }

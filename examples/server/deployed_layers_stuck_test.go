@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
-	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
-	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // TestLayeredLimitsOnAStuckClusterMaster: the layered app of
@@ -47,17 +45,7 @@ func TestLayeredLimitsOnAStuckClusterMaster(t *testing.T) {
 				})
 
 				peer := ip + ":1000"
-				clock := storetest.NewClock()
-				shared, err := redisstore.Dial(cluster.Addrs(), redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
-				if err != nil {
-					t.Fatal(err)
-				}
-				store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithMode(resilient.Local))
-				if err != nil {
-					shared.Close()
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = store.Close() })
+				store, clock := resilientOnVirtualClock(t, cluster.Addrs(), prefix)
 				h := layeredApp(t, router, store, p)
 
 				// A request before the outage: the Cluster client loads its slot map
@@ -83,25 +71,17 @@ func TestLayeredLimitsOnAStuckClusterMaster(t *testing.T) {
 						t.Fatalf("GET %s %d on the stuck master: %d %s, want 429 (a key Redis never answered for)", path, i+1, r.status, r.body)
 					}
 				}
-				for i := 0; store.BreakerFor(stuckReq) != resilient.BreakerOpen; i++ {
-					if i == 100 {
-						t.Fatalf("the stuck master's slot did not open its breaker within 5 s of 3 failed calls")
-					}
-					time.Sleep(50 * time.Millisecond)
-					clock.Advance(50 * time.Millisecond) // the probe's schedule follows the store's clock
-				}
+				waitWithClock(t, clock, 5*time.Second, "the stuck master's slot to open its breaker after 3 failed calls", func() bool {
+					return store.BreakerFor(stuckReq) == resilient.BreakerOpen
+				})
 				checkLayered(t, h, peer)
 
 				if err := cluster.Servers[stuck].Resume(); err != nil {
 					t.Fatal(err)
 				}
-				for i := 0; store.BreakerFor(stuckReq) != resilient.BreakerClosed; i++ {
-					if i == 60 {
-						t.Fatalf("the slot's breaker did not close within 3 s of the master's return")
-					}
-					time.Sleep(50 * time.Millisecond)
-					clock.Advance(50 * time.Millisecond)
-				}
+				waitWithClock(t, clock, 3*time.Second, "the slot's breaker to close after the master's return", func() bool {
+					return store.BreakerFor(stuckReq) == resilient.BreakerClosed
+				})
 				if r := serveLocal(h, http.MethodGet, "/resource", peer); r.status != http.StatusTooManyRequests {
 					t.Fatalf("back on Redis, the client whose api limit was spent: %d %s, want 429", r.status, r.body)
 				}

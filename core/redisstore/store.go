@@ -278,6 +278,26 @@ func (s *Store) Ping(ctx context.Context) error {
 // documentation for the layout). Operators use it to inspect a client's state.
 func (s *Store) Key(policy core.Policy, key string) string { return s.stateKey(&policy, key) }
 
+// nodeLookupTimeout bounds Node when the Cluster client has no slot map yet and
+// must load one.
+const nodeLookupTimeout = 100 * time.Millisecond
+
+// Node is the address of the Cluster master serving key, a Redis key (see Key), from
+// the client's slot map; "" when the store is not on a Cluster or the map is not
+// known. core/resilient groups the failures of a stuck master with it.
+func (s *Store) Node(key string) string {
+	if s.cluster == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), nodeLookupTimeout)
+	defer cancel()
+	master, err := s.cluster.MasterForKey(ctx, key)
+	if err != nil {
+		return ""
+	}
+	return master.Options().Addr
+}
+
 // Close marks the store closed and releases what it owns: the batching goroutines
 // (after their round trips in flight), then what WithCloser handed it, then the
 // client made by Dial. A client handed to New stays open unless it was handed to

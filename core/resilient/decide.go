@@ -33,7 +33,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		return res, nil
 	}
 	slot := s.slots.of(&req)
-	if !s.closedFor(slot) {
+	if !s.closedFor(&req, slot) {
 		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
 	s.handOver(ctx, &req, now)
@@ -76,7 +76,7 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	case broken:
 		return core.Result{}, s.permanent([]core.Request{req}, err)
 	}
-	if !s.closedFor(slot) { // this failure opened a breaker
+	if !s.closedFor(&req, slot) { // this failure opened a breaker
 		return s.fallback(ctx, req, err, now, true)
 	}
 	// Open and Closed keep their promise; concurrency leases are not continued.
@@ -331,10 +331,10 @@ func (s *Store) preRefusesStack(reqs []core.Request, results []core.Result, now 
 	return true
 }
 
-// closedFor reports whether the breakers let a decision of slot (-1: none) call the
-// shared store.
-func (s *Store) closedFor(slot int) bool {
-	return s.breaker.closed() && s.slots.closed(slot)
+// closedFor reports whether the breakers let req, whose state lives in slot (-1:
+// none), call the shared store: the store's, its slot's, and its master's (stuckNodes).
+func (s *Store) closedFor(req *core.Request, slot int) bool {
+	return s.breaker.closed() && s.slots.closedFor(req, slot)
 }
 
 // stackClosed is closedFor for a stack whose first member's state lives in slot:
@@ -345,14 +345,14 @@ func (s *Store) closedFor(slot int) bool {
 // answered for were refused for the whole outage
 // (examples/server's TestClusterLoginStackOnAStuckMaster).
 func (s *Store) stackClosed(slot int, reqs []core.Request) bool {
-	if !s.closedFor(slot) {
+	if !s.closedFor(&reqs[0], slot) {
 		return false
 	}
 	if s.slots == nil || s.slots.notClosed.Load() == 0 {
 		return true
 	}
 	for i := 1; i < len(reqs); i++ {
-		if !s.slots.closed(s.slots.of(&reqs[i])) {
+		if !s.slots.closedFor(&reqs[i], s.slots.of(&reqs[i])) {
 			return false
 		}
 	}

@@ -149,6 +149,16 @@ func (s *Store) breakerChanged(tr *transition, slot int) {
 	}
 }
 
+// stuckMaster logs that the keys of node, a master that slot's opening found stuck,
+// now follow their failure modes ("" when no master became stuck).
+func (s *Store) stuckMaster(node string, slot int) {
+	if node == "" {
+		return
+	}
+	s.cfg.logger.Warn("ratelimit: shared store failing; every key of master "+node+" follows its failure mode until its slots' probes succeed",
+		"store", s.cfg.storeName, "master", node, "slot", slot)
+}
+
 // logPermanent logs a permanent store error at error level, at most once per
 // loudLogInterval.
 func (s *Store) logPermanent(names string, err error) {

@@ -117,9 +117,10 @@ func (s *Store) confirm(b *breaker, slot int) {
 	go func() {
 		defer p.wg.Done()
 		var reachable, ok bool
+		var key string
 		if slot >= 0 {
-			key, found := s.slots.probeKey(slot, probePolicy)
-			if !found {
+			var found bool
+			if key, found = s.slots.probeKey(slot, probePolicy); !found {
 				b.confirmed(true, s.now())
 				return
 			}
@@ -132,10 +133,10 @@ func (s *Store) confirm(b *breaker, slot int) {
 			return
 		}
 		if tr := b.confirmed(reachable, s.now()); tr != nil {
-			if slot >= 0 {
-				s.slots.opened(slot)
-			}
 			s.breakerChanged(tr, slot)
+			if slot >= 0 {
+				s.stuckMaster(s.slots.opened(slot, s.slots.namer.Key(probePolicy, key)), slot)
+			}
 			s.wake()
 		}
 	}()

@@ -52,7 +52,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	}
 	req.Cost = req.EffectiveCost() - given
 	slot := s.slots.of(&req)
-	if !s.closedFor(slot) {
+	if !s.closedFor(&req, slot) {
 		return fmt.Errorf("resilient: refund of policy %q dropped: %w: %w", req.Policy.Name(), core.ErrStoreUnavailable, ErrBreakerOpen)
 	}
 	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return refunder.Refund(ctx, req, chargedAt) })

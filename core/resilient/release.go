@@ -37,7 +37,7 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	}
 	start, _ := s.instant()
 	slot := s.slots.of(&req)
-	if !s.closedFor(slot) {
+	if !s.closedFor(&req, slot) {
 		return fmt.Errorf("resilient: release lease of policy %q (it expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, ErrBreakerOpen)
 	}
 	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) })

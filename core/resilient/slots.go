@@ -24,6 +24,7 @@ type keyNamer interface {
 type slotBreakers struct {
 	namer  keyNamer
 	policy breakerPolicy
+	nodes  *stuckNodes // nil when the shared store cannot name a key's master
 
 	breakers  [clusterSlots]atomic.Pointer[breaker]
 	notClosed atomic.Int64 // slots whose breaker is open or half-open
@@ -38,7 +39,7 @@ func newSlotBreakers(shared core.Store, p breakerPolicy) *slotBreakers {
 	if !ok {
 		return nil
 	}
-	return &slotBreakers{namer: namer, policy: p, open: map[int]struct{}{}, probeKeys: map[int]string{}}
+	return &slotBreakers{namer: namer, policy: p, nodes: newStuckNodes(shared), open: map[int]struct{}{}, probeKeys: map[int]string{}}
 }
 
 // of is the slot of req's state, or -1 when slots are not tracked.
@@ -63,6 +64,15 @@ func (sb *slotBreakers) closed(slot int) bool {
 	return b == nil || b.closed()
 }
 
+// closedFor reports whether the breaker of req's slot lets it call the store, and
+// the master serving that slot is not stuck (stuckNodes).
+func (sb *slotBreakers) closedFor(req *core.Request, slot int) bool {
+	if !sb.closed(slot) {
+		return false
+	}
+	return sb == nil || sb.nodes == nil || sb.nodes.count.Load() == 0 || !sb.nodes.holds(sb.namer.Key(req.Policy, req.Key))
+}
+
 // record counts a call's outcome o for slot at now; a failure creates the slot's
 // breaker. It returns the slot's breaker when it asks for a confirming probe.
 func (sb *slotBreakers) record(slot int, o outcome, now int64) *breaker {
@@ -85,12 +95,17 @@ func (sb *slotBreakers) record(slot int, o outcome, now int64) *breaker {
 	return nil
 }
 
-// opened records that slot's breaker opened.
-func (sb *slotBreakers) opened(slot int) {
+// opened records that slot's breaker opened; key is a Redis key in slot. It returns
+// the master serving slot when that master was not stuck before (see stuckNodes).
+func (sb *slotBreakers) opened(slot int, key string) (stuckMaster string) {
 	sb.mu.Lock()
 	sb.open[slot] = struct{}{}
 	sb.notClosed.Store(int64(len(sb.open)))
 	sb.mu.Unlock()
+	if node, first := sb.nodes.opened(slot, key); first {
+		return node
+	}
+	return ""
 }
 
 // closedSlot forgets slot as open.
@@ -99,6 +114,7 @@ func (sb *slotBreakers) closedSlot(slot int) {
 	delete(sb.open, slot)
 	sb.notClosed.Store(int64(len(sb.open)))
 	sb.mu.Unlock()
+	sb.nodes.closed(slot)
 }
 
 // openSlots lists the slots whose breaker is not closed.

@@ -130,13 +130,18 @@ func (s *Store) Breaker() BreakerState { return s.breaker.current() }
 
 // BreakerFor is the state of the breaker that decides whether req calls the shared
 // store: the store-wide one when it is not closed, else that of req's Cluster slot
-// (closed when the slot never failed, or when slots are not tracked).
+// (closed when the slot never failed, or when slots are not tracked), or open when
+// another slot of the master serving req's slot has opened its breaker.
 func (s *Store) BreakerFor(req core.Request) BreakerState {
 	if st := s.breaker.current(); st != BreakerClosed {
 		return st
 	}
-	if b := s.slots.get(s.slots.of(&req)); b != nil {
+	slot := s.slots.of(&req)
+	if b := s.slots.get(slot); b != nil && !b.closed() {
 		return b.current()
+	}
+	if !s.slots.closedFor(&req, slot) {
+		return BreakerOpen
 	}
 	return BreakerClosed
 }

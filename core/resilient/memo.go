@@ -349,7 +349,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	if e.known {
 		target = min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
 	}
-	if e.gen != 0 && now < e.localUntil && !(e.at > e.seededFrom && target < e.leftAt(capQ, now)) {
+	if e.gen != 0 && now < e.localUntil && !(e.at > e.seededFrom && target < e.leftAt(req.Policy.Algorithm(), capQ, now)) {
 		return localKeyName(req.Key, e.gen), nil
 	}
 	e.gen = m.gen.Add(1)
@@ -438,7 +438,7 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 		return 0, false
 	}
 	capP, capQ := req.Policy.Capacity(), max(1, q.Capacity())
-	left := e.leftAt(capQ, now) * capP / capQ
+	left := e.leftAt(req.Policy.Algorithm(), capQ, now) * capP / capQ
 	cost := req.EffectiveCost()
 	if left < cost {
 		owed, refuse = max(0, res.Remaining-left), true
@@ -463,12 +463,21 @@ func (m *memo) settled(req *core.Request, now int64) {
 	sh.mu.Unlock()
 }
 
-// leftAt is what the local allowance of capacity capQ holds at now: its last
-// Remaining, recovering linearly to capQ by localUntil (exact for the bucket
-// algorithms, which recover at a constant rate; an estimate for windows).
-func (e *memoEntry) leftAt(capQ, now int64) int64 {
+// leftAt is what the local allowance of capacity capQ, of algorithm a, holds at
+// now: its last Remaining, recovering to capQ by localUntil. A bucket recovers at a
+// constant rate, so it holds its last Remaining plus a linear share of the rest
+// (exact). A window recovers when its windows pass, which the memo does not follow:
+// it holds its last Remaining until localUntil (never more than it holds). Counted
+// linearly, a fixed window that Local mode spent at the start of its minute, with
+// the shared store back 30 s later, looked half recovered, and the return admitted
+// 15 in that window of 10 (TestWindowSpentInLocalModeStaysSpentOnReturn).
+func (e *memoEntry) leftAt(a core.Algorithm, capQ, now int64) int64 {
 	if now >= e.localUntil || e.localUntil <= e.localAt {
 		return capQ
+	}
+	switch a {
+	case core.FixedWindow, core.SlidingWindow, core.SlidingLog:
+		return e.localRemaining
 	}
 	gained := (capQ - e.localRemaining) * (now - e.localAt) / (e.localUntil - e.localAt)
 	return min(capQ, e.localRemaining+max(0, gained))

@@ -42,7 +42,7 @@ func (m *memo) refundAllowance(req *core.Request, q *core.Policy, cost, now int6
 	capQ := q.Capacity()
 	// leftAt under-estimates a bucket that refills from higher up, so the debt
 	// charged on the return can only be too large (less admitted, never more).
-	e.localRemaining, e.localAt = min(capQ, e.leftAt(capQ, now)+given), now
+	e.localRemaining, e.localAt = min(capQ, e.leftAt(req.Policy.Algorithm(), capQ, now)+given), now
 	e.localCharged -= given
 	sh.entries[k] = e
 	return given

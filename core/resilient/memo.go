@@ -54,6 +54,7 @@ type memoEntry struct {
 	retryUntil int64         // ns: refused until then (0 when it admitted)
 	resetAt    int64         // ns: when the key fully recovers, by its ResetAfter
 	spent      int64         // spent by slow-call decisions since the answer
+	absorbed   int64         // of spent, what the local allowance was charged (localKey)
 	unsettled  int64         // spent by slow-call decisions and not yet charged to the shared store
 	turnEnds   chan struct{} // while a decision that settles the key is in flight (takeTurn): closed when it ends
 
@@ -99,7 +100,7 @@ func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
 	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
 		return
 	}
-	e.known, e.at, e.remaining, e.spent = true, now, res.Remaining, 0
+	e.known, e.at, e.remaining, e.spent, e.absorbed = true, now, res.Remaining, 0, 0
 	e.retryUntil = 0
 	if !res.Allowed && res.RetryAfter > 0 {
 		e.retryUntil = now + int64(res.RetryAfter)
@@ -350,14 +351,24 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 		target = min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
 	}
 	if e.gen != 0 && now < e.localUntil && !(e.at > e.seededFrom && target < e.leftAt(req.Policy.Algorithm(), capQ, now)) {
-		return localKeyName(req.Key, e.gen), nil
+		key := localKeyName(req.Key, e.gen)
+		if err := e.absorbSlowSpend(req, q, now, func(cost int64) error { return spend(key, cost) }); err != nil {
+			return "", err
+		}
+		sh.entries[k] = e
+		return key, nil
 	}
 	e.gen = m.gen.Add(1)
 	key := localKeyName(req.Key, e.gen)
-	if target < capQ {
-		if err := spend(key, capQ-target); err != nil {
+	charge := capQ - target
+	if e.known && req.Policy.Algorithm() == core.LeakyBucket {
+		charge = e.seedQueue(&req.Policy, q, now) // Remaining cannot say how far the queue goes: queue.go
+	}
+	for charge > 0 { // a queue beyond its depth takes a second charge
+		if err := spend(key, min(charge, capQ)); err != nil {
 			return "", err
 		}
+		charge -= capQ
 	}
 	if e.known {
 		// The allowance starts below what the slow calls since the answer spent, so
@@ -365,6 +376,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 		// own, the key lost them twice (3 of 3 left, TestSlowThenLocalAdmissionsAre-
 		// ChargedOnce).
 		e.unsettled -= min(e.unsettled, e.spent)
+		e.absorbed = e.spent
 	}
 	e.seededFrom = e.at
 	e.localRemaining, e.localAt, e.localCharged = target, now, 0
@@ -378,6 +390,37 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	}
 	return key, nil
 }
+
+// absorbSlowSpend charges the live local allowance, through spend, what slow calls
+// admitted since it was seeded, which it does not hold: a shared answer after the
+// allowance was seeded (its settlement still open), then failing calls decided from
+// that answer. The allowance's settlement then charges the shared store for them, as
+// for a new allowance. Kept unaware, the allowance granted those units again (12 in
+// a sliding window of 5, TestOutagesNeverAdmitMoreThanThePolicy). Requires the
+// memo's lock.
+func (e *memoEntry) absorbSlowSpend(req *core.Request, q *core.Policy, now int64, spend func(cost int64) error) error {
+	fresh := e.spent - e.absorbed
+	if fresh <= 0 {
+		return nil
+	}
+	units := ceilDiv(fresh*q.Capacity(), req.Policy.Capacity())
+	if req.Policy.Algorithm() == core.LeakyBucket {
+		units = queueUnits(q, queueMillis(&req.Policy, fresh))
+		e.localUntil = max(e.localUntil, now) + queueMillis(q, units)*1_000_000
+	}
+	for charge := units; charge > 0; charge -= q.Capacity() {
+		if err := spend(min(charge, q.Capacity())); err != nil {
+			return err
+		}
+	}
+	e.unsettled -= min(e.unsettled, fresh)
+	e.absorbed = e.spent
+	e.localRemaining = max(0, e.localRemaining-units)
+	return nil
+}
+
+// ceilDiv is ⌈a/b⌉ for a >= 0, b > 0.
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // seedLeases starts req's concurrency key in Local mode, on the degraded policy q at
 // now, with the leases its last shared answer said were in flight (scaled to q): take
@@ -436,6 +479,11 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 	e, ok := sh.entries[k]
 	if !ok || e.gen == 0 || now >= e.localUntil {
 		return 0, false
+	}
+	if req.Policy.Algorithm() == core.LeakyBucket {
+		owed, refuse = e.queueDebt(req, res, now)
+		sh.entries[k] = e
+		return owed, refuse
 	}
 	capP, capQ := req.Policy.Capacity(), max(1, q.Capacity())
 	left := e.leftAt(req.Policy.Algorithm(), capQ, now) * capP / capQ

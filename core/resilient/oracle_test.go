@@ -40,7 +40,7 @@ var oracleSeeds = flag.Int("oracle-seeds", 12, "random schedules per algorithm i
 // (an outage under-grants); more is an over-grant, and the first request the model
 // refuses is reported.
 func TestOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
-	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.FixedWindow, core.SlidingWindow, core.SlidingLog} {
+	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket, core.FixedWindow, core.SlidingWindow, core.SlidingLog} {
 		for seed := uint64(1); seed <= uint64(*oracleSeeds); seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
 				o := &oracleRun{

@@ -43,6 +43,9 @@ func (m *memo) refundAllowance(req *core.Request, q *core.Policy, cost, now int6
 	// leftAt under-estimates a bucket that refills from higher up, so the debt
 	// charged on the return can only be too large (less admitted, never more).
 	e.localRemaining, e.localAt = min(capQ, e.leftAt(req.Policy.Algorithm(), capQ, now)+given), now
+	if req.Policy.Algorithm() == core.LeakyBucket { // its queue is shorter by given (queueDebt)
+		e.localUntil = max(now, e.localUntil-queueMillis(q, given)*1_000_000)
+	}
 	e.localCharged -= given
 	sh.entries[k] = e
 	return given

@@ -15,17 +15,26 @@ import (
 )
 
 // twoMasters is a fake Cluster of two masters, each serving half of the slots, whose
-// keys are named as the Redis store names them; the master that serves the slot of
-// the store-wide probe's key is stuck: every call to its slots fails.
+// keys are named as the Redis store names them, and whose masters are named as it
+// names them (Node); the master that serves one half is stuck, every call to its
+// slots failing, until answering is set.
 type twoMasters struct {
 	*fakeShared
-	stuckHalf bool // the half of the slots (slot >= 8192) the stuck master serves
+	stuckHalf bool        // the half of the slots (slot >= 8192) the stuck master serves
+	answering atomic.Bool // the stuck master answers again
 }
 
 func (f *twoMasters) Key(p core.Policy, key string) string { return "rl:{" + p.ID() + ":" + key + "}" }
 
+func (f *twoMasters) Node(key string) string {
+	if (resilient.SlotOf(key) >= 8192) == f.stuckHalf {
+		return "stuck"
+	}
+	return "healthy"
+}
+
 func (f *twoMasters) stuck(p core.Policy, key string) bool {
-	return (resilient.SlotOf(f.Key(p, key)) >= 8192) == f.stuckHalf
+	return !f.answering.Load() && f.Node(f.Key(p, key)) == "stuck"
 }
 
 func (f *twoMasters) Decide(ctx context.Context, req core.Request) (core.Result, error) {

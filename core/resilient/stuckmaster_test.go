@@ -3,7 +3,6 @@ package resilient_test
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,45 +12,6 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
-// halfStuck is a fake Cluster of two masters, "low" serving the slots below 8192 and
-// "high" the others, that names each key's master as the Redis store does (Node).
-// While down is set, every call to the high master's slots fails.
-type halfStuck struct {
-	*fakeShared
-	down atomic.Bool
-}
-
-func (f *halfStuck) Key(p core.Policy, key string) string { return "rl:{" + p.ID() + ":" + key + "}" }
-
-func (f *halfStuck) Node(key string) string {
-	if resilient.SlotOf(key) >= 8192 {
-		return "high"
-	}
-	return "low"
-}
-
-func (f *halfStuck) failing(p core.Policy, key string) bool {
-	return f.down.Load() && f.Node(f.Key(p, key)) == "high"
-}
-
-func (f *halfStuck) Decide(ctx context.Context, req core.Request) (core.Result, error) {
-	if f.failing(req.Policy, req.Key) {
-		f.calls.Add(1)
-		return core.Result{}, errDown
-	}
-	return f.fakeShared.Decide(ctx, req)
-}
-
-func (f *halfStuck) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
-	for i := range reqs {
-		if f.failing(reqs[i].Policy, reqs[i].Key) {
-			f.calls.Add(1)
-			return false, errDown
-		}
-	}
-	return f.fakeShared.DecideStack(ctx, reqs, results)
-}
-
 // Once one slot of a stuck master has opened its breaker, every key of that master
 // follows its failure mode without calling the store: before, each slot waited for
 // its own 3 failed calls and a probe, and until then every key of the master waited
@@ -59,7 +19,8 @@ func (f *halfStuck) DecideStack(ctx context.Context, reqs []core.Request, result
 // and the master's keys come back when the opened slot's probe succeeds.
 func TestStuckMasterSendsAllItsKeysToTheirFailureMode(t *testing.T) {
 	clock := storetest.NewClock()
-	fake := &halfStuck{fakeShared: newFakeShared(t, clock)}
+	fake := &twoMasters{fakeShared: newFakeShared(t, clock), stuckHalf: true}
+	fake.answering.Store(true)
 	local, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +34,8 @@ func TestStuckMasterSendsAllItsKeysToTheirFailureMode(t *testing.T) {
 	defer s.Close()
 	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
 	req := func(key string) core.Request { return core.Request{Policy: p, Key: key} }
-	// first: a key of the high master; others: 20 more, each in another slot;
-	// healthy: a key of the low master.
+	// first: a key of the stuck master; others: 20 more, each in another slot;
+	// healthy: a key of the healthy master.
 	var first, healthy string
 	var others []string
 	slots := map[int]bool{}
@@ -82,7 +43,7 @@ func TestStuckMasterSendsAllItsKeysToTheirFailureMode(t *testing.T) {
 		key := fmt.Sprintf("user:%d", i)
 		slot := resilient.SlotOf(fake.Key(p, key))
 		switch {
-		case slot < 8192:
+		case fake.Node(fake.Key(p, key)) == "healthy":
 			healthy = key
 		case first == "":
 			first, slots[slot] = key, true
@@ -97,7 +58,7 @@ func TestStuckMasterSendsAllItsKeysToTheirFailureMode(t *testing.T) {
 		}
 	}
 
-	fake.down.Store(true)
+	fake.answering.Store(false)
 	for i := 0; s.BreakerFor(req(first)) != resilient.BreakerOpen; i++ {
 		if i == 50 {
 			t.Fatalf("the slot of %s did not open after %d failed calls", first, i)
@@ -130,7 +91,7 @@ func TestStuckMasterSendsAllItsKeysToTheirFailureMode(t *testing.T) {
 		t.Fatalf("%s, on the healthy master: %+v, %v; want decided by the store", healthy, res, err)
 	}
 
-	fake.down.Store(false)
+	fake.answering.Store(true)
 	for i := 0; s.BreakerFor(req(others[0])) != resilient.BreakerClosed; i++ {
 		if i == 100 {
 			t.Fatalf("the stuck master's keys did not come back after the master did")

@@ -33,6 +33,10 @@ func TestLockFreeLookupsStayExactUnderChurn(t *testing.T) {
 		inFlight = 3
 		workers  = 4
 		attempts = 2000
+		// The workers go on past their attempts until the churn has swept this
+		// often while they ran: on a loaded machine the churn's goroutine was once
+		// scheduled too late to sweep at all (Evicted 0 below).
+		minSweeps = 8
 	)
 	window := core.MustPolicy("window", core.FixedWindow, core.Rate{Limit: limit, Period: time.Hour})
 	gate, err := core.NewConcurrencyPolicy("gate", inFlight, time.Hour)
@@ -50,6 +54,7 @@ func TestLockFreeLookupsStayExactUnderChurn(t *testing.T) {
 		holding  atomic.Int64
 		peak     atomic.Int64
 		lease    atomic.Uint64
+		sweeps   atomic.Int64
 		done     = make(chan struct{})
 		failures = make(chan error, 16)
 	)
@@ -63,7 +68,7 @@ func TestLockFreeLookupsStayExactUnderChurn(t *testing.T) {
 		wg.Add(2)
 		go func() { // the hot keys
 			defer wg.Done()
-			for i := 0; i < attempts; i++ {
+			for i := 0; i < attempts || sweeps.Load() < minSweeps; i++ {
 				k := i % hotKeys
 				res, err := store.Decide(ctx, core.Request{Policy: window, Key: fmt.Sprint("hot", k)})
 				if err != nil {
@@ -77,7 +82,7 @@ func TestLockFreeLookupsStayExactUnderChurn(t *testing.T) {
 		}()
 		go func() { // the gate: acquire, count, release
 			defer wg.Done()
-			for i := 0; i < attempts; i++ {
+			for i := 0; i < attempts || sweeps.Load() < minSweeps; i++ {
 				id := lease.Add(1)
 				res, err := store.Decide(ctx, core.Request{Policy: gate, Key: "gate", Lease: id})
 				if err != nil {
@@ -120,6 +125,7 @@ func TestLockFreeLookupsStayExactUnderChurn(t *testing.T) {
 			}
 			if i%16 == 0 {
 				store.Sweep()
+				sweeps.Add(1)
 			}
 		}
 	}()

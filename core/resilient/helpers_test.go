@@ -301,18 +301,21 @@ func (r *rig) probeTimed(t testing.TB) {
 	})
 }
 
-// trip makes the shared store fail and decides until the breaker is open.
+// trip makes the shared store fail and decides, on another key, until the breaker
+// is open: once the failures ask for a confirming probe, which fails too, or, in a
+// window that already holds many answered calls, once they reach its failure rate.
+// Between failures it gives the probe 2 ms (more failures while it runs do no harm):
+// waiting a second after each took a rig with 15 answered calls 10 s to trip.
 func (r *rig) trip(t testing.TB, p core.Policy) {
 	t.Helper()
 	r.shared.fail(errDown)
-	for i := 0; i < 100 && r.store.Breaker() != resilient.BreakerOpen; i++ {
+	for i := 0; i < 500 && r.store.Breaker() != resilient.BreakerOpen; i++ {
 		r.store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"})
-		// the failures ask for a confirming probe, which fails too
-		for end := time.Now().Add(time.Second); r.store.Breaker() != resilient.BreakerOpen && time.Now().Before(end); {
+		for end := time.Now().Add(2 * time.Millisecond); r.store.Breaker() != resilient.BreakerOpen && time.Now().Before(end); {
 			time.Sleep(time.Millisecond)
 		}
 	}
 	if got := r.store.Breaker(); got != resilient.BreakerOpen {
-		t.Fatalf("after 100 failures the breaker is %v, want open", got)
+		t.Fatalf("after 500 failures the breaker is %v, want open", got)
 	}
 }

@@ -55,7 +55,7 @@ type memoEntry struct {
 	resetAt    int64         // ns: when the key fully recovers, by its ResetAfter
 	spent      int64         // spent by slow-call decisions since the answer
 	absorbed   int64         // of spent, what the local allowance was charged (localKey)
-	unsettled  int64         // spent by slow-call decisions and not yet charged to the shared store
+	unsettled  int64         // spent by slow-call decisions (and a leaky bucket's queue debt, queueDebt) and not yet charged to the shared store
 	turnEnds   chan struct{} // while a decision that settles the key is in flight (takeTurn): closed when it ends
 
 	gen            uint64 // the local allowance's number; 0: none
@@ -364,11 +364,8 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	if e.known && req.Policy.Algorithm() == core.LeakyBucket {
 		charge = e.seedQueue(&req.Policy, q, now) // Remaining cannot say how far the queue goes: queue.go
 	}
-	for charge > 0 { // a queue beyond its depth takes a second charge
-		if err := spend(key, min(charge, capQ)); err != nil {
-			return "", err
-		}
-		charge -= capQ
+	if err := spendChunks(charge, capQ, func(cost int64) error { return spend(key, cost) }); err != nil {
+		return "", err
 	}
 	if e.known {
 		// The allowance starts below what the slow calls since the answer spent, so
@@ -408,14 +405,23 @@ func (e *memoEntry) absorbSlowSpend(req *core.Request, q *core.Policy, now int64
 		units = queueUnits(q, queueMillis(&req.Policy, fresh))
 		e.localUntil = max(e.localUntil, now) + queueMillis(q, units)*1_000_000
 	}
-	for charge := units; charge > 0; charge -= q.Capacity() {
-		if err := spend(min(charge, q.Capacity())); err != nil {
-			return err
-		}
+	if err := spendChunks(units, q.Capacity(), spend); err != nil {
+		return err
 	}
 	e.unsettled -= min(e.unsettled, fresh)
 	e.absorbed = e.spent
 	e.localRemaining = max(0, e.localRemaining-units)
+	return nil
+}
+
+// spendChunks charges units to a local allowance of capacity capQ through spend, in
+// charges of at most capQ: a leaky bucket's queue beyond its depth takes a second one.
+func spendChunks(units, capQ int64, spend func(cost int64) error) error {
+	for ; units > 0; units -= capQ {
+		if err := spend(min(units, capQ)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -469,7 +475,7 @@ func (m *memo) localDecided(req *core.Request, res *core.Result, charged, now in
 // (still recovering) has left. When the allowance cannot pay for req, req is refused
 // (refuse); owed is what to charge the shared store on top of req so that it holds
 // no more than the allowance leaves, scaled back from the degraded policy q. Both are
-// zero when nothing is owed.
+// zero when nothing is owed. A leaky bucket's debt goes to unsettled (queueDebt).
 func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int64) (owed int64, refuse bool) {
 	if req.Policy.Algorithm() == core.Concurrency || !res.Allowed {
 		return 0, false
@@ -481,9 +487,9 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 		return 0, false
 	}
 	if req.Policy.Algorithm() == core.LeakyBucket {
-		owed, refuse = e.queueDebt(req, res, now)
+		refuse = e.queueDebt(req, res, now)
 		sh.entries[k] = e
-		return owed, refuse
+		return 0, refuse
 	}
 	capP, capQ := req.Policy.Capacity(), max(1, q.Capacity())
 	left := e.leftAt(req.Policy.Algorithm(), capQ, now) * capP / capQ

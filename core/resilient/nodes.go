@@ -80,12 +80,13 @@ func (sn *stuckNodes) closed(slot int) {
 	sn.count.Store(int64(len(sn.open)))
 }
 
-// holds reports whether key, a Redis key, lives on a stuck master.
-func (sn *stuckNodes) holds(key string) bool {
+// holds reports whether req's state, named by keys, lives on a stuck master. While
+// no master is stuck it costs one atomic load: no key is named.
+func (sn *stuckNodes) holds(keys keyNamer, req *core.Request) bool {
 	if sn == nil || sn.count.Load() == 0 {
 		return false
 	}
-	node := sn.namer.Node(key)
+	node := sn.namer.Node(keys.Key(req.Policy, req.Key))
 	if node == "" {
 		return false
 	}

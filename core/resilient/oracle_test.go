@@ -52,7 +52,7 @@ func TestOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
 				for range 2 {
 					o.r.shared.fail(errDown)
 					o.send(3) // slow calls: the breaker is still closed
-					openBy(t, o.r, o.p)
+					o.r.trip(t, o.p)
 					o.send(15) // Local mode
 					o.r.shared.heal()
 					o.r.clock.Advance(time.Second)
@@ -106,22 +106,6 @@ func decideAs(ctx context.Context, store core.Store, req core.Request, p2 core.P
 	allowed, err := store.DecideStack(ctx, []core.Request{req, {Policy: p2, Key: "ip", Cost: req.Cost}}, results)
 	results[0].Allowed = allowed
 	return results[0], err
-}
-
-// openBy decides requests of p on another key, while the shared store fails, until
-// the breaker opens (on the failure rate of the window, once its confirming probe
-// fails too).
-func openBy(t *testing.T, r *rig, p core.Policy) {
-	t.Helper()
-	for i := 0; r.store.Breaker() != resilient.BreakerOpen; i++ {
-		if i == 500 {
-			t.Fatalf("the breaker did not open after %d failed calls", i)
-		}
-		if _, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"}); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Millisecond) // the confirming probe, in the background
-	}
 }
 
 // replayThroughModel decides each admission at its instant on a fresh memory store

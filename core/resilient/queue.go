@@ -15,17 +15,16 @@ import "github.com/go-ratelimit/ratelimit/core"
 
 // queueMillis is the time that units of p take in its queue, rounded up.
 func queueMillis(p *core.Policy, units int64) int64 {
-	return (units*p.PeriodMillis() + p.Limit() - 1) / p.Limit()
+	return ceilDiv(units*p.PeriodMillis(), p.Limit())
 }
 
 // queueUnits is how many units of p a queue of ms holds, rounded up.
 func queueUnits(p *core.Policy, ms int64) int64 {
-	pm := p.PeriodMillis()
-	return (ms*p.Limit() + pm - 1) / pm
+	return ceilDiv(ms*p.Limit(), p.PeriodMillis())
 }
 
 // nsToMillis is ns rounded up to ms, 0 for ns <= 0.
-func nsToMillis(ns int64) int64 { return (max(0, ns) + 999_999) / 1_000_000 }
+func nsToMillis(ns int64) int64 { return ceilDiv(max(0, ns), 1_000_000) }
 
 // seedQueue is how many units of q a new local allowance of a leaky bucket is
 // charged at now, so that its queue lasts at least as long as the shared one: the
@@ -38,10 +37,14 @@ func (e *memoEntry) seedQueue(p, q *core.Policy, now int64) int64 {
 // queueDebt is memo.debt for a leaky bucket, in queue time: the shared store admitted
 // req and its queue now drains in res.ResetAfter; the local allowance's queue drains
 // at localUntil. When the local queue has no slot within the depth for req, req is
-// refused and its charge stands for the local admissions; owed brings the shared
-// queue up to the local one (with req when it stays admitted). The local queue then
-// holds req until the charge lands. Requires the memo's lock.
-func (e *memoEntry) queueDebt(req *core.Request, res *core.Result, now int64) (owed int64, refuse bool) {
+// refused and its charge stands for the local admissions. What brings the shared
+// queue up to the local one (with req when it stays admitted) is added to what the
+// key owes as slow calls' admissions are (unsettled): a charge cannot lengthen a
+// queue already beyond its depth, and what does not land stays owed for the key's
+// next admission to charge. Dropped, it let that admission take a slot the local
+// queue held. The local queue holds req until the charge lands. Requires the memo's
+// lock.
+func (e *memoEntry) queueDebt(req *core.Request, res *core.Result, now int64) (refuse bool) {
 	p := &req.Policy
 	local := nsToMillis(e.localUntil - now)
 	refuse = local > p.Window().Milliseconds()
@@ -49,9 +52,8 @@ func (e *memoEntry) queueDebt(req *core.Request, res *core.Result, now int64) (o
 		local += queueMillis(p, req.EffectiveCost())
 		e.localUntil = now + local*1_000_000
 	}
-	shared := res.ResetAfter.Milliseconds()
-	if local > shared {
-		owed = queueUnits(p, local-shared)
+	if shared := res.ResetAfter.Milliseconds(); local > shared {
+		e.unsettled += queueUnits(p, local-shared)
 	}
-	return owed, refuse
+	return refuse
 }

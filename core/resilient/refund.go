@@ -79,9 +79,9 @@ func (s *Store) refundInMemory(ctx context.Context, req *core.Request, now int64
 		return 0
 	}
 	cost := req.EffectiveCost()
-	given := s.memo.cancelUnsettled(req, cost)
+	given, allowance := s.memo.cancelUnsettled(req, cost, now)
 	local, ok := s.local.(core.Refunder)
-	if given == cost || !ok || s.cfg.modeOf(req.Policy.Name()) != Local {
+	if given == cost || !allowance || !ok {
 		return given
 	}
 	q, err := s.degrade.policy(req.Policy)

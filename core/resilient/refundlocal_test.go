@@ -25,13 +25,7 @@ func TestRefundInLocalModeGoesBackToTheAllowance(t *testing.T) {
 	if err != nil || !res.Allowed || res.Remaining != 6 {
 		t.Fatalf("charge 4 in Local mode: %+v, %v; want admitted, remaining 6", res, err)
 	}
-	calls := r.shared.calls.Load()
-	if err := r.store.Refund(ctx, req, res.DecidedAt); err != nil {
-		t.Fatalf("refund in Local mode: %v", err)
-	}
-	if got := r.shared.calls.Load(); got != calls {
-		t.Fatalf("the refund called the open store (%d calls, want %d)", got, calls)
-	}
+	r.refundWithoutACall(t, "in Local mode", req, res)
 	if res := r.decide(t, api, "k"); res.Remaining != 9 {
 		t.Fatalf("after the refund, one more request leaves %d, want 9", res.Remaining)
 	}
@@ -72,13 +66,7 @@ func TestRefundOfASlowAdmissionCancelsItsCharge(t *testing.T) {
 	if err != nil || !res.Allowed || res.Remaining != 5 {
 		t.Fatalf("a slow call of cost 4: %+v, %v; want admitted from the last answer, remaining 5", res, err)
 	}
-	calls := r.shared.calls.Load()
-	if err := r.store.Refund(ctx, req, res.DecidedAt); err != nil {
-		t.Fatalf("refund of the slow admission: %v", err)
-	}
-	if got := r.shared.calls.Load(); got != calls {
-		t.Fatalf("the refund called the failing store (%d calls, want %d)", got, calls)
-	}
+	r.refundWithoutACall(t, "of the slow admission", req, res)
 	if res := r.decide(t, api, "k"); !res.Allowed || res.Remaining != 8 {
 		t.Fatalf("a slow call after the refund: %+v, want remaining 8 (the 9 of the last answer, less 1)", res)
 	}
@@ -88,5 +76,18 @@ func TestRefundOfASlowAdmissionCancelsItsCharge(t *testing.T) {
 	}
 	if res, err := r.shared.mem.Decide(ctx, core.Request{Policy: api, Key: "k"}); err != nil || res.Remaining != 6 {
 		t.Fatalf("shared state: %+v, %v; want remaining 6 (1 healthy, 1 slow, 1 on return, 1 now)", res, err)
+	}
+}
+
+// refundWithoutACall refunds req, admitted with res, and fails unless the refund
+// succeeded without calling the shared store.
+func (r *rig) refundWithoutACall(t *testing.T, what string, req core.Request, res core.Result) {
+	t.Helper()
+	calls := r.shared.calls.Load()
+	if err := r.store.Refund(context.Background(), req, res.DecidedAt); err != nil {
+		t.Fatalf("refund %s: %v", what, err)
+	}
+	if got := r.shared.calls.Load(); got != calls {
+		t.Fatalf("the refund %s called the shared store (%d calls, want %d)", what, got, calls)
 	}
 }

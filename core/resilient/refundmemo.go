@@ -4,21 +4,27 @@ import "github.com/go-ratelimit/ratelimit/core"
 
 // cancelUnsettled gives back up to cost of req's key from what slow-call decisions
 // admitted and the shared store has not been charged yet, and returns how much it
-// gave. A bucket's units are interchangeable, so not charging a unit the store never
-// counted is the same as refunding one it did, without a call: it is exact even
-// when the refunded charge was the shared store's own.
-func (m *memo) cancelUnsettled(req *core.Request, cost int64) int64 {
+// gave, and whether the key's live local allowance (at now) holds charges that
+// refundAllowance could give back. A bucket's units are interchangeable, so not
+// charging a unit the store never counted is the same as refunding one it did,
+// without a call: it is exact even when the refunded charge was the shared store's
+// own.
+func (m *memo) cancelUnsettled(req *core.Request, cost, now int64) (given int64, allowance bool) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
-	if !ok || e.unsettled == 0 {
-		return 0
+	if !ok {
+		return 0, false
 	}
-	given := min(cost, e.unsettled)
+	allowance = e.gen != 0 && now < e.localUntil && e.localCharged > 0
+	if e.unsettled == 0 {
+		return 0, allowance
+	}
+	given = min(cost, e.unsettled)
 	e.unsettled -= given
 	e.spent -= min(e.spent, given)
 	sh.entries[k] = e
-	return given
+	return given, allowance
 }
 
 // refundAllowance gives back up to cost of what the local decisions of req's live

@@ -66,12 +66,6 @@ func (s *Store) debtOf(req *core.Request, res *core.Result, now int64) (owed, un
 	// never saw; without this charge each new answer would grant its Remaining again
 	// (a saturated client admitted 46 against a bound of 44 with one instance).
 	unsettled = s.memo.takeUnsettled(req)
-	if req.Policy.Algorithm() == core.LeakyBucket {
-		// A charge cannot lengthen a queue already beyond its depth: what does not land
-		// stays owed, as slow calls' admissions do, for the next admission to charge
-		// (queue.go). Dropped, it let that admission take a slot the local queue held.
-		return owed + unsettled, owed + unsettled, short, true
-	}
 	return owed + unsettled, unsettled, short, true
 }
 

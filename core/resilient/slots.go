@@ -67,10 +67,7 @@ func (sb *slotBreakers) closed(slot int) bool {
 // closedFor reports whether the breaker of req's slot lets it call the store, and
 // the master serving that slot is not stuck (stuckNodes).
 func (sb *slotBreakers) closedFor(req *core.Request, slot int) bool {
-	if !sb.closed(slot) {
-		return false
-	}
-	return sb == nil || sb.nodes == nil || sb.nodes.count.Load() == 0 || !sb.nodes.holds(sb.namer.Key(req.Policy, req.Key))
+	return sb.closed(slot) && (sb == nil || !sb.nodes.holds(sb.namer, req))
 }
 
 // record counts a call's outcome o for slot at now; a failure creates the slot's

@@ -47,11 +47,12 @@ func (s *Store) endTurns(reqs []core.Request, turns stackTurns) {
 // waitForTurns waits, at most a deadline, until no other decision holds the
 // settlement turn of a member of reqs, and takes the members' turns (takeTurns) at
 // start and now, the instant the wait ended (see instant). It reports busy, holding
-// no turn, when the wait ends first or another decision took a turn again. A decision that waits rather than being refused reaches the store:
-// on a Cluster whose master holding the stack's addresses was stuck, logins from an
-// address Redis had not answered for were refused, without calling the store, for
-// as long as the outage lasted, so that the slot of that address never failed and
-// never went to Local mode.
+// no turn, when the wait ends first or another decision took a turn again. A
+// decision that waits rather than being refused reaches the store: on a Cluster
+// whose master holding the stack's addresses was stuck, logins from an address Redis
+// had not answered for were refused, without calling the store, for as long as the
+// outage lasted, so that the slot of that address never failed and never went to
+// Local mode.
 func (s *Store) waitForTurns(ctx context.Context, reqs []core.Request) (turns stackTurns, start time.Time, now int64, busy bool) {
 	if !s.memo.waitTurns(ctx, reqs, s.deadline.get()) {
 		return 0, start, now, true

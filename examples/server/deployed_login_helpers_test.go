@@ -94,23 +94,30 @@ type loginFlood struct {
 // flood sends a wrong password for the account from each address every 5 ms until
 // end is called.
 func (lt *loginTarget) flood(srv *testServer) *loginFlood {
-	f := &loginFlood{stop: make(chan struct{})}
+	f := newLoginFlood()
 	for _, ip := range lt.addrs {
 		repeat(1, 5*time.Millisecond, f.stop, &f.wg, func() {
-			status, err := postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess"))
-			switch {
-			case err != nil:
-				f.failures.Store(err.Error(), struct{}{})
-			case status == http.StatusUnauthorized:
-				f.admitted.Add(1)
-			case status == http.StatusTooManyRequests:
-				f.refused.Add(1)
-			default:
-				f.other.Add(1)
-			}
+			f.record(postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess")))
 		})
 	}
 	return f
+}
+
+func newLoginFlood() *loginFlood { return &loginFlood{stop: make(chan struct{})} }
+
+// record counts one answer of the flood: 401 admitted (a wrong password checked),
+// 429 refused, anything else or a failed request an error for end to report.
+func (f *loginFlood) record(status int, err error) {
+	switch {
+	case err != nil:
+		f.failures.Store(err.Error(), struct{}{})
+	case status == http.StatusUnauthorized:
+		f.admitted.Add(1)
+	case status == http.StatusTooManyRequests:
+		f.refused.Add(1)
+	default:
+		f.other.Add(1)
+	}
 }
 
 // end stops the flood and reports a request that failed, or was answered neither

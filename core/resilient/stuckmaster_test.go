@@ -68,6 +68,8 @@ func TestStuckMasterSendsAllItsKeysToTheirFailureMode(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // the failures' confirming probe, in the background
 	}
+	// The probe opens the slot's breaker, then names its master as stuck.
+	waitFor(t, "the stuck master to be named", func() bool { return s.BreakerFor(req(others[0])) == resilient.BreakerOpen })
 	calls := fake.calls.Load()
 	before := len(rec.outcomes())
 	for _, key := range others {

@@ -248,8 +248,27 @@ const testDeadline = 20 * time.Millisecond
 
 func newRig(t testing.TB, options ...resilient.Option) *rig {
 	t.Helper()
-	r := &rig{clock: storetest.NewClock(), rec: &recorder{}, log: &syncBuffer{}}
-	r.shared = newFakeShared(t, r.clock)
+	clock := storetest.NewClock()
+	shared := newFakeShared(t, clock)
+	r := newRigOver(t, clock, shared, options...)
+	r.shared = shared
+	t.Cleanup(func() {
+		shared.mu.Lock()
+		select {
+		case <-shared.release:
+		default:
+			close(shared.release)
+		}
+		shared.mu.Unlock()
+	})
+	return r
+}
+
+// newRigOver is a rig whose Store is over shared, a store at clock; its shared field
+// is left nil. The Store is closed when t ends.
+func newRigOver(t testing.TB, clock *storetest.Clock, shared core.Store, options ...resilient.Option) *rig {
+	t.Helper()
+	r := &rig{clock: clock, rec: &recorder{}, log: &syncBuffer{}}
 	local, err := memory.New(memory.WithClock(r.clock.Now), memory.WithSweepInterval(0))
 	if err != nil {
 		t.Fatal(err)
@@ -262,20 +281,11 @@ func newRig(t testing.TB, options ...resilient.Option) *rig {
 		resilient.WithFailureRate(0.5, 3, time.Minute), resilient.WithRecoveryProbes(1),
 		resilient.WithStoreName("fake"),
 	}
-	r.store, err = resilient.New(r.shared, append(base, options...)...)
+	r.store, err = resilient.New(shared, append(base, options...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		r.shared.mu.Lock()
-		select {
-		case <-r.shared.release:
-		default:
-			close(r.shared.release)
-		}
-		r.shared.mu.Unlock()
-		r.store.Close()
-	})
+	t.Cleanup(func() { r.store.Close() })
 	return r
 }
 
@@ -302,20 +312,27 @@ func (r *rig) probeTimed(t testing.TB) {
 }
 
 // trip makes the shared store fail and decides, on another key, until the breaker
-// is open: once the failures ask for a confirming probe, which fails too, or, in a
-// window that already holds many answered calls, once they reach its failure rate.
-// Between failures it gives the probe 2 ms (more failures while it runs do no harm):
-// waiting a second after each took a rig with 15 answered calls 10 s to trip.
+// is open (tripBreaker).
 func (r *rig) trip(t testing.TB, p core.Policy) {
 	t.Helper()
 	r.shared.fail(errDown)
-	for i := 0; i < 500 && r.store.Breaker() != resilient.BreakerOpen; i++ {
-		r.store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"})
-		for end := time.Now().Add(2 * time.Millisecond); r.store.Breaker() != resilient.BreakerOpen && time.Now().Before(end); {
+	tripBreaker(t, r.store, p)
+}
+
+// tripBreaker decides p on another key with store, whose shared store fails, until
+// its breaker is open: once the failures ask for a confirming probe, which fails too,
+// or, in a window that already holds many answered calls, once they reach its failure
+// rate. Between failures it gives the probe 2 ms (more failures while it runs do no
+// harm): waiting a second after each took a rig with 15 answered calls 10 s to trip.
+func tripBreaker(t testing.TB, store *resilient.Store, p core.Policy) {
+	t.Helper()
+	for i := 0; i < 500 && store.Breaker() != resilient.BreakerOpen; i++ {
+		store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"})
+		for end := time.Now().Add(2 * time.Millisecond); store.Breaker() != resilient.BreakerOpen && time.Now().Before(end); {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if got := r.store.Breaker(); got != resilient.BreakerOpen {
+	if got := store.Breaker(); got != resilient.BreakerOpen {
 		t.Fatalf("after 500 failures the breaker is %v, want open", got)
 	}
 }

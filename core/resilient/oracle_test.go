@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,32 +42,88 @@ var oracleSeeds = flag.Int("oracle-seeds", 12, "random schedules per algorithm i
 // (an outage under-grants); more is an over-grant, and the first request the model
 // refuses is reported.
 func TestOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
-	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket, core.FixedWindow, core.SlidingWindow, core.SlidingLog} {
+	for _, alg := range oracleAlgorithms {
 		for seed := uint64(1); seed <= uint64(*oracleSeeds); seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
-				o := &oracleRun{
-					t: t, r: newRig(t), rng: rand.New(rand.NewPCG(seed, uint64(len(alg)))),
-					p:  core.MustPolicy("api", alg, core.Rate{Limit: 5, Period: 5 * time.Second}),
-					p2: core.MustPolicy("ip", alg, core.Rate{Limit: 8, Period: 5 * time.Second}),
-				}
-				o.send(15)
-				for range 2 {
-					o.r.shared.fail(errDown)
-					o.send(3) // slow calls: the breaker is still closed
-					o.r.trip(t, o.p)
-					o.send(15) // Local mode
-					o.r.shared.heal()
-					o.r.clock.Advance(time.Second)
-					waitFor(t, "recovery", func() bool { return o.r.store.Breaker() == resilient.BreakerClosed && !o.r.store.Fallback("api") })
-					o.send(15)
-				}
-				replayThroughModel(t, o.p, o.p2, o.admitted)
+				r := newRig(t)
+				runOracle(t, r, alg, seed, func(down bool) {
+					if down {
+						r.shared.fail(errDown)
+					} else {
+						r.shared.heal()
+					}
+				})
 			})
 		}
 	}
 }
 
-// oracleRun is one random schedule of TestOutagesNeverAdmitMoreThanThePolicy.
+// oracleAlgorithms are the algorithms the oracle runs: all but the concurrency limit,
+// whose admissions depend on when requests end, not on a rate.
+var oracleAlgorithms = []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket, core.FixedWindow, core.SlidingWindow, core.SlidingLog}
+
+// runOracle runs one random schedule of alg, from seed, on r's Store, whose shared
+// store cut cuts off (true) and brings back (false), and replays what it admitted
+// through the policies' model.
+func runOracle(t *testing.T, r *rig, alg core.Algorithm, seed uint64, cut func(down bool)) {
+	o := &oracleRun{
+		t: t, r: r, rng: rand.New(rand.NewPCG(seed, uint64(len(alg)))),
+		p:  core.MustPolicy("api", alg, core.Rate{Limit: 5, Period: 5 * time.Second}),
+		p2: core.MustPolicy("ip", alg, core.Rate{Limit: 8, Period: 5 * time.Second}),
+	}
+	o.send(15)
+	for range 2 {
+		cut(true)
+		o.send(3) // slow calls: the breakers are still closed
+		o.trip()
+		o.send(15) // Local mode
+		cut(false)
+		r.clock.Advance(time.Second)
+		waitFor(t, "recovery", func() bool {
+			return !o.breakers(resilient.BreakerClosed) || r.store.Fallback("api") || r.store.Fallback("ip")
+		})
+		o.send(15)
+	}
+	for _, via := range []string{"/shared", "/last-shared", "/local"} {
+		if !slices.ContainsFunc(r.rec.outcomes(), func(o string) bool { return strings.HasSuffix(o, via) }) {
+			t.Fatalf("no decision %s: the schedule missed a phase of the outages", via)
+		}
+	}
+	replayThroughModel(t, o.p, o.p2, o.admitted)
+}
+
+// trip decides stacks of cost 1, 100 ms apart, until the breaker of "k" is open (on
+// a Redis store, that of its Cluster slot: a partition opens the slots that fail, and
+// the store-wide breaker only once its failure rate is reached), which sends its
+// requests and every stack to Local mode. The stacks are part of the schedule:
+// decided from the last answers, they may admit.
+func (o *oracleRun) trip() {
+	for i := 0; o.r.store.BreakerFor(o.req("k")) != resilient.BreakerOpen; i++ {
+		if i == 500 {
+			o.t.Fatalf("after 500 failures the breaker of k is %v, want open", o.r.store.BreakerFor(o.req("k")))
+		}
+		o.r.clock.Advance(100 * time.Millisecond)
+		o.decide(core.Request{Policy: o.p, Key: "k", Cost: 1}, true, false)
+		for end := time.Now().Add(2 * time.Millisecond); o.r.store.BreakerFor(o.req("k")) != resilient.BreakerOpen && time.Now().Before(end); {
+			time.Sleep(time.Millisecond) // the failures' confirming probe, in the background
+		}
+	}
+}
+
+// breakers reports whether the breakers of both keys are in state.
+func (o *oracleRun) breakers(state resilient.BreakerState) bool {
+	return o.r.store.BreakerFor(o.req("k")) == state && o.r.store.BreakerFor(o.req("ip")) == state
+}
+
+// req is a request of cost 1 on key: p on "k", p2 on "ip".
+func (o *oracleRun) req(key string) core.Request {
+	if key == "ip" {
+		return core.Request{Policy: o.p2, Key: key}
+	}
+	return core.Request{Policy: o.p, Key: key}
+}
+
+// oracleRun is one random schedule of runOracle.
 type oracleRun struct {
 	t        *testing.T
 	r        *rig
@@ -76,24 +134,30 @@ type oracleRun struct {
 
 // send decides n requests, each after a random pause, and records the admissions.
 func (o *oracleRun) send(n int) {
-	ctx := context.Background()
 	for range n {
 		o.r.clock.Advance(time.Duration(100+o.rng.IntN(800)) * time.Millisecond)
 		req := core.Request{Policy: o.p, Key: "k", Cost: 1 + o.rng.Int64N(5)}
-		a := admission{cost: req.Cost, stack: o.rng.IntN(3) == 0}
-		res, err := decideAs(ctx, o.r.store, req, o.p2, a.stack)
-		if err != nil {
-			o.t.Fatal(err)
-		}
-		if !res.Allowed {
-			continue
-		}
-		a.at = o.r.clock.Now()
-		if !a.stack && o.rng.IntN(4) == 0 {
-			a.refunded = o.r.store.Refund(ctx, req, res.DecidedAt) == nil
-		}
-		o.admitted = append(o.admitted, a)
+		stack := o.rng.IntN(3) == 0
+		o.decide(req, stack, !stack && o.rng.IntN(4) == 0)
 	}
+}
+
+// decide decides req, alone or as a stack with p2 on "ip", records it when admitted,
+// and then refunds it at once when refund is set.
+func (o *oracleRun) decide(req core.Request, stack, refund bool) {
+	ctx := context.Background()
+	res, err := decideAs(ctx, o.r.store, req, o.p2, stack)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	if !res.Allowed {
+		return
+	}
+	a := admission{at: o.r.clock.Now(), cost: req.Cost, stack: stack}
+	if refund {
+		a.refunded = o.r.store.Refund(ctx, req, res.DecidedAt) == nil
+	}
+	o.admitted = append(o.admitted, a)
 }
 
 // decideAs decides req on store alone, or, for a stack, with p2 on key "ip" at the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // admittedOf decides key n times and counts the admissions.
@@ -63,6 +64,54 @@ func TestLocalModeDividesTheLastAnswer(t *testing.T) {
 	r.trip(t, p)
 	if got := admittedOf(t, r, p, "k", 5); got != 2 {
 		t.Fatalf("local mode admitted %d, want half of the 4 left", got)
+	}
+}
+
+// Slow calls with WithReplicas(2) spend each replica's half of its last answer, and
+// Local mode continues from what they left of it: two replicas that both heard 6
+// left admit 3 each while the store fails, and nothing more once the breaker opens.
+// Each spending all of its last answer, they admitted 12 of the 6, and N replicas N
+// times it, during every blip too short to open a breaker.
+func TestSlowCallsShareTheLastAnswerAcrossReplicas(t *testing.T) {
+	clock := storetest.NewClock()
+	shared := newFakeShared(t, clock)
+	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
+	var replicas []*rig
+	for range 2 {
+		// 4 slow calls each, then failures until the breaker opens at the fifth in a row.
+		r := newRigOver(t, clock, shared, resilient.WithReplicas(2), resilient.WithFailureRate(0.5, 100, time.Minute), resilient.WithBreaker(5, time.Second))
+		if got := admittedOf(t, r, p, "k", 2); got != 2 {
+			t.Fatalf("healthy: %d admitted, want 2", got)
+		}
+		replicas = append(replicas, r)
+	}
+	// The first replica heard 8 left, the second 6: halves of 4 and 3 would still
+	// admit one more than the 6 there are. A refused request of cost 7 tells each 6.
+	for _, r := range replicas {
+		res, err := r.store.Decide(context.Background(), core.Request{Policy: p, Key: "k", Cost: 7})
+		if err != nil || res.Allowed || res.Remaining != 6 {
+			t.Fatalf("a request beyond what is left: %+v, %v", res, err)
+		}
+	}
+	shared.fail(errDown)
+	total := 0
+	for i, r := range replicas {
+		got := admittedOf(t, r, p, "k", 4)
+		if got != 3 {
+			t.Errorf("replica %d: slow calls admitted %d, want its half of the 6 left (3)", i, got)
+		}
+		total += got
+	}
+	if total > 6 {
+		t.Fatalf("two replicas admitted %d from a last answer of 6 left", total)
+	}
+	// Local mode continues from the same share: nothing is left of it. Seeded from
+	// half of what the slow calls left, each replica admitted 1 more.
+	for i, r := range replicas {
+		tripBreaker(t, r.store, p)
+		if got := admittedOf(t, r, p, "k", 5); got != 0 {
+			t.Errorf("replica %d: Local mode admitted %d after its slow calls spent its share", i, got)
+		}
 	}
 }
 

@@ -99,17 +99,46 @@ func (s *Store) continuesLastAnswer(req *core.Request) bool {
 // fromLastAnswer decides req at now from its key's last shared answer, as a slow
 // call is (memo.decideSlow), and records the decision; false when no answer is known.
 func (s *Store) fromLastAnswer(req *core.Request, now int64) (core.Result, bool) {
-	res, ok := s.memo.decideSlow(req, now)
+	capQ, ok := s.localCapacity(req)
+	if !ok {
+		return core.Result{}, false
+	}
+	res, ok := s.memo.decideSlow(req, capQ, now)
 	if ok {
 		s.decided(req, outcomeOf(&res), ViaLastShared)
 	}
 	return res, ok
 }
 
+// localCapacity is the capacity of req's policy in Local mode: this replica's share
+// (WithReplicas, WithDegrade), of which slow calls spend the same share of a last
+// answer. ok is false when WithDegrade made the policy invalid; the key's answer is
+// then not used.
+func (s *Store) localCapacity(req *core.Request) (int64, bool) {
+	q, err := s.degrade.policy(req.Policy)
+	return q.Capacity(), err == nil
+}
+
+// localCapacities is localCapacity for each member of a stack.
+func (s *Store) localCapacities(reqs []core.Request) ([]int64, bool) {
+	capQs := make([]int64, len(reqs))
+	for i := range reqs {
+		var ok bool
+		if capQs[i], ok = s.localCapacity(&reqs[i]); !ok {
+			return nil, false
+		}
+	}
+	return capQs, true
+}
+
 // stackFromLastAnswers is fromLastAnswer for a stack of Local policies, all-or-nothing
 // (memo.decideSlowStack): ok is false when a member's answer is not known.
 func (s *Store) stackFromLastAnswers(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
-	if allowed, ok = s.memo.decideSlowStack(reqs, results, now); ok {
+	capQs, ok := s.localCapacities(reqs)
+	if !ok {
+		return false, false
+	}
+	if allowed, ok = s.memo.decideSlowStack(reqs, capQs, results, now); ok {
 		for i := range reqs {
 			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
 		}
@@ -264,7 +293,11 @@ func (s *Store) slowMixedStack(ctx context.Context, reqs []core.Request, results
 	for j, i := range local {
 		localReqs[j] = reqs[i]
 	}
-	allowed, known := s.memo.decideSlowStack(localReqs, localResults, now)
+	var allowed bool
+	capQs, known := s.localCapacities(localReqs)
+	if known {
+		allowed, known = s.memo.decideSlowStack(localReqs, capQs, localResults, now)
+	}
 	if !known {
 		return s.unknownSlowStack(reqs, results), nil
 	}

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash/maphash"
+	"math"
+	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,10 +23,10 @@ const memoShards = 16
 // from a fresh bucket:
 //
 //   - a slow call while the breaker is closed is decided from the last answer, without
-//     refill, however old the answer: admitted while its Remaining (less what such
-//     decisions spent since) covers the cost (decideSlow);
-//   - Local mode seeds each key's local allowance from the last answer, scaled to the
-//     degraded policy, and never raises it while it runs (localKey, localDecided);
+//     refill, however old the answer: admitted while this replica's share of its
+//     Remaining (less what such decisions spent since) covers the cost (decideSlow);
+//   - Local mode seeds each key's local allowance from what is left of that share,
+//     and never raises it while it runs (localKey, localDecided);
 //   - Local mode starts a concurrency key with the leases its last answer said were
 //     in flight, held until the lease timeout (seedLeases);
 //   - back on the shared store, the first answer for a key whose local allowance is
@@ -132,29 +134,55 @@ func (sh *memoShard) sweep(now int64) bool {
 // what slow-call decisions spent since, or the whole capacity once the answer's
 // ResetAfter has passed.
 func (e *memoEntry) available(capacity, now int64) int64 {
+	return max(0, min(capacity, e.answered(capacity, now)-e.spent))
+}
+
+// answered is what the last answer leaves for the key at now, before slow calls:
+// its Remaining, or the whole capacity once its ResetAfter has passed.
+func (e *memoEntry) answered(capacity, now int64) int64 {
 	if now >= e.resetAt {
-		return max(0, capacity-e.spent)
+		return capacity
 	}
-	return max(0, min(capacity, e.remaining-e.spent))
+	return e.remaining
+}
+
+// share is this replica's share of base, units left of a policy of capacity capP,
+// where it enforces capQ without the shared store (WithReplicas, WithDegrade), less
+// what its slow calls spent since the answer: base·capQ/capP, never more than base.
+// Slow calls and Local mode both spend from it: scaling only what the slow calls
+// left, a replica with 10 left of 10, on 2 replicas, spent 5 in slow calls and then
+// seeded 2 more in Local mode.
+func (e *memoEntry) share(base, capP, capQ int64) int64 {
+	return max(0, min(base, scale(base, capQ, capP))-e.spent)
+}
+
+// scale is ⌊v·num/den⌋ for v, num >= 0 and den > 0, without overflow.
+func scale(v, num, den int64) int64 {
+	hi, lo := bits.Mul64(uint64(v), uint64(num))
+	if hi >= uint64(den) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(den))
+	return int64(min(q, math.MaxInt64))
 }
 
 // decideSlow decides req at now from the key's last shared answer, for a call that
 // failed while the breaker stayed closed. It reports false when no answer is known.
 // Deciding and spending happen under one lock: racing slow calls share what the
 // answer left instead of each admitting it.
-func (m *memo) decideSlow(req *core.Request, now int64) (core.Result, bool) {
+func (m *memo) decideSlow(req *core.Request, capQ, now int64) (core.Result, bool) {
 	if req.Policy.Algorithm() == core.Concurrency {
 		return core.Result{}, false
 	}
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
-	return sh.decideSlow(k, req, now, true)
+	return sh.decideSlow(k, req, capQ, now, true)
 }
 
 // decideSlowStack is decideSlow for a stack, all-or-nothing: it reports false when
 // the answer of a member is not known. The members' shards are locked together, in
 // ascending order, so that the stack decides and spends as one.
-func (m *memo) decideSlowStack(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
+func (m *memo) decideSlowStack(reqs []core.Request, capQs []int64, results []core.Result, now int64) (allowed, ok bool) {
 	var locked [memoShards]bool
 	for i := range reqs {
 		if reqs[i].Policy.Algorithm() == core.Concurrency {
@@ -171,7 +199,7 @@ func (m *memo) decideSlowStack(reqs []core.Request, results []core.Result, now i
 	allowed = true
 	for i := range reqs {
 		k := preKey{reqs[i].Policy.ID(), reqs[i].Key}
-		if results[i], ok = m.shard(k).decideSlow(k, &reqs[i], now, false); !ok {
+		if results[i], ok = m.shard(k).decideSlow(k, &reqs[i], capQs[i], now, false); !ok {
 			return false, false
 		}
 		allowed = allowed && results[i].Allowed
@@ -190,8 +218,9 @@ func (m *memo) decideSlowStack(reqs []core.Request, results []core.Result, now i
 }
 
 // decideSlow decides req, whose entry is k, at now from the last shared answer, and
-// spends it when spend is set and the answer covers it. Requires sh.mu.
-func (sh *memoShard) decideSlow(k preKey, req *core.Request, now int64, spend bool) (core.Result, bool) {
+// spends it when spend is set and this replica's share of the answer (capQ of the
+// policy's capacity, share) covers it. Requires sh.mu.
+func (sh *memoShard) decideSlow(k preKey, req *core.Request, capQ, now int64, spend bool) (core.Result, bool) {
 	e, ok := sh.entries[k]
 	if !ok || !e.known {
 		return core.Result{}, false
@@ -201,7 +230,7 @@ func (sh *memoShard) decideSlow(k preKey, req *core.Request, now int64, spend bo
 	// No refill, not even once the answer's ResetAfter has passed: other instances
 	// may have spent the key since, and this one has not heard. Counting the recovery
 	// let 64 starved instances admit 45–53 against a bound of 44, on a saturated client.
-	avail := max(0, min(capacity, e.remaining-e.spent))
+	avail := min(capacity, e.share(e.remaining, capacity, capQ))
 	if avail >= cost {
 		res.Allowed, res.Remaining = true, avail-cost
 		if spend {
@@ -348,7 +377,8 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	capQ := q.Capacity()
 	target := capQ
 	if e.known {
-		target = min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
+		capP := req.Policy.Capacity()
+		target = min(capQ, e.share(e.answered(capP, now), capP, capQ))
 	}
 	if e.gen != 0 && now < e.localUntil && !(e.at > e.seededFrom && target < e.leftAt(req.Policy.Algorithm(), capQ, now)) {
 		key := localKeyName(req.Key, e.gen)
@@ -443,7 +473,7 @@ func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take fun
 		return nil
 	}
 	capQ := q.Capacity()
-	held := capQ - min(capQ, e.available(req.Policy.Capacity(), now)*capQ/req.Policy.Capacity())
+	held := capQ - min(capQ, scale(e.available(req.Policy.Capacity(), now), capQ, req.Policy.Capacity()))
 	e.gen = m.gen.Add(1)
 	e.localUntil = now + int64(req.Policy.Period())
 	sh.entries[k] = e

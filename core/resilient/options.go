@@ -219,9 +219,11 @@ func WithMaxInFlight(n int) Option {
 // WithReplicas makes Local mode stricter for a service of n replicas: each replica
 // enforces 1/n of every policy's rate and capacity (rounded down, and never below the
 // policy's default cost or one request), so that the replicas together admit about
-// the policy's limit while each counts alone. A key's local allowance continues from
-// its last shared answer, divided the same way. Default 1: each replica enforces the
-// whole policy; set it whenever the replica count is known.
+// the policy's limit while each counts alone. A key's last shared answer is divided
+// the same way: a slow call, while the breaker is still closed, spends only this
+// replica's share of it, and Local mode continues from what is left of that share.
+// Default 1: each replica enforces the whole policy; set it whenever the replica
+// count is known.
 func WithReplicas(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

@@ -172,7 +172,7 @@ func withFailureMode(cfg config, shared core.Store, clock func() time.Time, logg
 		return nil, fmt.Errorf("-on-store-error: %w", err)
 	}
 	options := []resilient.Option{resilient.WithMode(mode), resilient.WithStoreName(cfg.store),
-		resilient.WithMonitor(metrics), resilient.WithLogger(logger)}
+		resilient.WithMonitor(metrics), resilient.WithLogger(logger), resilient.WithReplicas(cfg.replicas)}
 	if clock != nil {
 		options = append(options, resilient.WithClock(clock))
 	}

@@ -17,15 +17,18 @@ import (
 
 // config is the server's validated command line.
 type config struct {
-	addr           string
-	router         string
-	store          string
-	redisAddrs     []string
-	algorithm      core.Algorithm
-	limit          int64
-	period         time.Duration
-	burst          int64 // 0: the limit
-	onStoreError   string
+	addr         string
+	router       string
+	store        string
+	redisAddrs   []string
+	algorithm    core.Algorithm
+	limit        int64
+	period       time.Duration
+	burst        int64 // 0: the limit
+	onStoreError string
+	// replicas is how many instances of the server share the Redis store: in its
+	// failure mode each enforces 1/replicas of every policy.
+	replicas       int
 	trustedProxies []netip.Prefix
 	// forwardedHeader is the one forwarding header the trusted proxies set.
 	forwardedHeader keyfuncs.Header
@@ -86,6 +89,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.DurationVar(&cfg.period, "period", time.Second, "period of policy \"api\"")
 	fs.Int64Var(&cfg.burst, "burst", 0, fmt.Sprintf("burst of policy \"api\" for token_bucket, gcra and leaky_bucket (default %d with the default -limit, else the limit)", defaultBurst))
 	fs.StringVar(&cfg.onStoreError, "on-store-error", "local", "what a store failure does: "+storeErrors)
+	fs.IntVar(&cfg.replicas, "replicas", 1, "how many instances of this server share -store redis: while Redis fails, each enforces 1/N of every policy and of each client's last answer")
 	fs.StringVar(&trusted, "trusted-proxies", "", "CIDR[,CIDR] of your reverse proxies (default none: only the TCP peer counts)")
 	fs.StringVar(&forwarded, "forwarded-header", "x-forwarded-for", "the one forwarding header the trusted proxies set: "+fwdHeaders)
 	fs.StringVar(&apiKeys, "api-keys", "demo-key", "k1,k2,...: the API keys the server accepts")
@@ -144,6 +148,12 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		return config{}, errors.New("-store redis needs -redis-addrs host:port[,host:port]")
 	case cfg.store != "redis" && len(cfg.redisAddrs) > 0:
 		return config{}, fmt.Errorf("-redis-addrs is only for -store redis (the store is %s)", cfg.store)
+	}
+	switch {
+	case cfg.replicas < 1:
+		return config{}, fmt.Errorf("-replicas %d: want at least 1", cfg.replicas)
+	case cfg.replicas > 1 && cfg.store != "redis":
+		return config{}, fmt.Errorf("-replicas is only for -store redis (the store is %s, which replicas do not share)", cfg.store)
 	}
 	if !oneOf(cfg.onStoreError, storeErrors) {
 		return config{}, fmt.Errorf("-on-store-error %q: want one of %s", cfg.onStoreError, strings.ReplaceAll(storeErrors, "|", ", "))

@@ -17,7 +17,7 @@
 //
 // Flags: -addr, -router nethttp|chi|gin|echo, -store memory|redis|embedded,
 // -redis-addrs, -algorithm, -limit, -period, -burst, -on-store-error
-// open|closed|local, -trusted-proxies CIDR[,CIDR], -forwarded-header
+// open|closed|local, -replicas N (instances sharing Redis), -trusted-proxies CIDR[,CIDR], -forwarded-header
 // x-forwarded-for|forwarded|x-real-ip (the one header those proxies set),
 // -api-keys k1,k2,... (default demo-key), -log-level debug|info|warn|error,
 // -read-timeout, -write-timeout, -idle-timeout.

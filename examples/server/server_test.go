@@ -29,6 +29,8 @@ func TestFlagsAreValidated(t *testing.T) {
 		{[]string{"-store", "redis"}, "-store redis needs -redis-addrs"},
 		{[]string{"-redis-addrs", "127.0.0.1:6379"}, "-redis-addrs is only for -store redis"},
 		{[]string{"-on-store-error", "ignore"}, `-on-store-error "ignore"`},
+		{[]string{"-replicas", "0"}, "-replicas 0: want at least 1"},
+		{[]string{"-replicas", "3"}, "-replicas is only for -store redis"},
 		{[]string{"-trusted-proxies", "10.0.0.0/8,not-a-cidr"}, "-trusted-proxies"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-limit", "ten"}, "invalid value"},

@@ -20,8 +20,10 @@ import (
 // each costs round trips; -oracle-seeds raises both.
 const redisOracleSeeds = 4
 
-// The oracle of TestOutagesNeverAdmitMoreThanThePolicy on real servers: the scripts
-// decide, settle the return's charges, give refunds back, and, on a Cluster, where
+// The oracles of TestOutagesNeverAdmitMoreThanThePolicy and
+// TestOutagesNeverHoldMoreLeasesThanThePolicy on real servers: the scripts decide,
+// settle the return's charges, give refunds back, take the leases Local mode
+// granted and their releases, and, on a Cluster, where
 // "k" and "ip" live in other slots, split each stack by slot and undo a slot's charge
 // when a later slot refuses. The outage is a partition: while it lasts no call
 // reaches the server, so nothing lands late.
@@ -38,7 +40,7 @@ func TestRedisOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			client := d.client(t)
 			t.Cleanup(func() { client.Close() })
-			for _, alg := range oracleAlgorithms {
+			for _, alg := range append(oracleAlgorithms, core.Concurrency) {
 				for seed := uint64(1); seed <= uint64(seeds); seed++ {
 					t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
 						clock := storetest.NewClock()
@@ -48,7 +50,12 @@ func TestRedisOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
 							t.Fatal(err)
 						}
 						shared := &partition{Store: store}
-						runOracle(t, newRigOver(t, clock, shared), alg, seed, shared.down.Store)
+						r := newRigOver(t, clock, shared)
+						if alg == core.Concurrency {
+							runLeaseOracle(t, r, seed, shared.down.Store)
+							return
+						}
+						runOracle(t, r, alg, seed, shared.down.Store)
 					})
 				}
 			}

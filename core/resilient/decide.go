@@ -2,9 +2,7 @@ package resilient
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -14,10 +12,11 @@ import (
 // deadline, unless a breaker (the store's, or that of the key's Cluster slot) is open,
 // in which case the policy's failure mode decides (see Mode). A call that fails while
 // the breakers stay closed (one slow call under load) is not an outage and no
-// transition: a Local policy is decided from the key's last shared answer, without
-// refill (unknownSlow when none is known), an Open one is admitted unenforced and a
-// Closed one refused as unavailable, as their modes promise. A cancelled or expired ctx is returned as
-// an error wrapping ctx.Err() and is not a store failure. A permanent store error is
+// transition: a Local policy is decided from this replica's share of the key's last
+// shared answer (WithReplicas), without refill (unknownSlow when none is known), an
+// Open one is admitted unenforced and a Closed one refused as unavailable, as their
+// modes promise. A cancelled or expired ctx is returned as an error wrapping
+// ctx.Err() and is not a store failure. A permanent store error is
 // returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	if s.closed.Load() {
@@ -87,84 +86,6 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		return res, nil
 	}
 	return s.unknownSlow(ctx, req, err, now)
-}
-
-// continuesLastAnswer reports whether req's policy is decided from its key's last
-// shared answer while the store is slow: a Local policy, other than a concurrency
-// limit, whose leases are not continued.
-func (s *Store) continuesLastAnswer(req *core.Request) bool {
-	return s.cfg.modeOf(req.Policy.Name()) == Local && req.Policy.Algorithm() != core.Concurrency
-}
-
-// fromLastAnswer decides req at now from its key's last shared answer, as a slow
-// call is (memo.decideSlow), and records the decision; false when no answer is known.
-func (s *Store) fromLastAnswer(req *core.Request, now int64) (core.Result, bool) {
-	capQ, ok := s.localCapacity(req)
-	if !ok {
-		return core.Result{}, false
-	}
-	res, ok := s.memo.decideSlow(req, capQ, now)
-	if ok {
-		s.decided(req, outcomeOf(&res), ViaLastShared)
-	}
-	return res, ok
-}
-
-// localCapacity is the capacity of req's policy in Local mode: this replica's share
-// (WithReplicas, WithDegrade), of which slow calls spend the same share of a last
-// answer. ok is false when WithDegrade made the policy invalid; the key's answer is
-// then not used.
-func (s *Store) localCapacity(req *core.Request) (int64, bool) {
-	q, err := s.degrade.policy(req.Policy)
-	return q.Capacity(), err == nil
-}
-
-// localCapacities is localCapacity for each member of a stack.
-func (s *Store) localCapacities(reqs []core.Request) ([]int64, bool) {
-	capQs := make([]int64, len(reqs))
-	for i := range reqs {
-		var ok bool
-		if capQs[i], ok = s.localCapacity(&reqs[i]); !ok {
-			return nil, false
-		}
-	}
-	return capQs, true
-}
-
-// stackFromLastAnswers is fromLastAnswer for a stack of Local policies, all-or-nothing
-// (memo.decideSlowStack): ok is false when a member's answer is not known.
-func (s *Store) stackFromLastAnswers(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
-	capQs, ok := s.localCapacities(reqs)
-	if !ok {
-		return false, false
-	}
-	if allowed, ok = s.memo.decideSlowStack(reqs, capQs, results, now); ok {
-		for i := range reqs {
-			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
-		}
-	}
-	return allowed, ok
-}
-
-// unknownSlow decides req, whose call failed while the breakers stayed closed,
-// when no shared answer is known for its key: an Open policy admits it unenforced, a
-// Closed one refuses it as unavailable, and a Local one refuses it with a Retry-After
-// of the deadline's ceiling. Local mode's share of a key the store never answered for
-// is for outages; while the store is only slow, nothing is known, and many instances
-// each granting a share would over-grant together.
-func (s *Store) unknownSlow(ctx context.Context, req core.Request, cause error, now int64) (core.Result, error) {
-	if s.cfg.modeOf(req.Policy.Name()) != Local {
-		return s.fallback(ctx, req, cause, now, false)
-	}
-	res := s.unknownRefusal(&req)
-	s.decided(&req, OutcomeDenied, ViaLastShared)
-	return res, nil
-}
-
-// unknownRefusal is the refusal of req by a slow call when no shared answer is known:
-// nothing charged, a Retry-After of the deadline's ceiling.
-func (s *Store) unknownRefusal(req *core.Request) core.Result {
-	return core.Result{Policy: req.Policy.Name(), Limit: req.Policy.Capacity(), RetryAfter: s.deadline.ceiling}
 }
 
 // DecideStack decides the requests as one all-or-nothing decision. The pre-limiter
@@ -255,73 +176,6 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	return s.unknownSlowStack(reqs, results), nil
 }
 
-// busyFromLastAnswers decides a stack one of whose members' settlement another
-// decision is charging (takeTurns) from its members' last answers, as a slow call
-// is, when they are all Local and known; ok is false otherwise, and the stack then
-// waits for the settlement (waitForTurns). Such a stack never goes to the shared
-// store while the charge is on its way: the store does not hold it yet and would
-// grant its units again. Sent to the store, logins from addresses Redis had not
-// answered for got an account 6–7 attempts of 5 when a stopped Cluster master
-// resumed (TestStackThatWaitsForTheSettlement, and examples/server's
-// TestClusterLoginStackOnAStuckMaster).
-func (s *Store) busyFromLastAnswers(reqs []core.Request, results []core.Result, now int64) (allowed, ok bool) {
-	if !s.allLocal(reqs) {
-		return false, false
-	}
-	return s.stackFromLastAnswers(reqs, results, now)
-}
-
-// slowMixedStack decides a stack that holds Open or Closed policies beside Local
-// ones, whose call failed while the breakers stayed closed, member by member as a
-// single slow call is: a Closed member fails the stack closed, the Local members
-// decide from their last shared answers (all-or-nothing, without refill; the stack
-// is refused when one is not known), and the Open members are unenforced. Deciding
-// the Local members from a fresh local allowance instead let a second instance
-// admit 5 more attempts at an account its first had spent.
-func (s *Store) slowMixedStack(ctx context.Context, reqs []core.Request, results []core.Result, cause error, now int64) (bool, error) {
-	var local []int
-	for i := range reqs {
-		switch s.cfg.modeOf(reqs[i].Policy.Name()) {
-		case Closed:
-			return s.fallbackStack(ctx, reqs, results, cause, now, false)
-		case Local:
-			local = append(local, i)
-		}
-	}
-	localReqs := make([]core.Request, len(local))
-	localResults := make([]core.Result, len(local))
-	for j, i := range local {
-		localReqs[j] = reqs[i]
-	}
-	var allowed bool
-	capQs, known := s.localCapacities(localReqs)
-	if known {
-		allowed, known = s.memo.decideSlowStack(localReqs, capQs, localResults, now)
-	}
-	if !known {
-		return s.unknownSlowStack(reqs, results), nil
-	}
-	for j, i := range local {
-		results[i] = localResults[j]
-	}
-	s.finishStack(reqs, results, allowed, ViaLastShared, now)
-	return allowed, nil
-}
-
-// unknownSlowStack refuses a stack of Local policies whose call failed while the
-// breakers stayed closed and whose members' answers are not all known, as
-// unknownSlow refuses a single request: without an answer, each instance granting
-// its share in memory would over-grant together (a login admitted a sixth attempt
-// of five a minute, its first one having been slow). Nothing is charged; each
-// member reports a Retry-After of the deadline's ceiling.
-func (s *Store) unknownSlowStack(reqs []core.Request, results []core.Result) bool {
-	for i := range reqs {
-		results[i] = s.unknownRefusal(&reqs[i])
-		s.decided(&reqs[i], OutcomeDenied, ViaLastShared)
-	}
-	return false
-}
-
 // allLocal reports whether every policy of reqs is in Local mode.
 func (s *Store) allLocal(reqs []core.Request) bool {
 	for i := range reqs {
@@ -390,85 +244,6 @@ func (s *Store) stackClosed(slot int, reqs []core.Request) bool {
 		}
 	}
 	return true
-}
-
-// membersFailed counts a failed stack call, already counted in the slot of its
-// first member, in the slots of its other members: the master that failed may hold
-// any of them. The breaker of a slot whose master is healthy is cleared by its
-// confirming probe.
-func (s *Store) membersFailed(first int, members []core.Request, now int64) {
-	for i := range members {
-		slot := s.slots.of(&members[i])
-		if slot == first {
-			continue
-		}
-		if b := s.slots.record(slot, failed, now); b != nil {
-			s.confirm(b, slot)
-		}
-	}
-}
-
-// call runs fn against the shared store under the deadline, for a decision of slot,
-// and reports how it ended. start is the real time the decision began (from instant),
-// which the latency is measured from. It reports the call to the observers (unless the
-// caller's ctx ended it) and to the breakers; a failure also to those of the slots of
-// members, a stack's other requests (membersFailed).
-func (s *Store) call(ctx context.Context, slot int, start time.Time, fn func(context.Context) error, members ...core.Request) (outcome, error) {
-	return s.callWithin(ctx, slot, start, s.deadline.get(), fn, members...)
-}
-
-// callWithin is call with the deadline d. fn must write only to memory that the
-// caller reads after it succeeded (see guard.run).
-func (s *Store) callWithin(ctx context.Context, slot int, start time.Time, d time.Duration, fn func(context.Context) error, members ...core.Request) (outcome, error) {
-	err, timedOut := s.guard.run(ctx, d, fn)
-	return s.finish(ctx, slot, start, d, err, timedOut, members...)
-}
-
-// finish classifies how a call to the shared store under deadline d ended (err, and
-// timedOut when its deadline or ctx ended it first) and reports it, for call and
-// decideDirect.
-func (s *Store) finish(ctx context.Context, slot int, start time.Time, d time.Duration, err error, timedOut bool, members ...core.Request) (outcome, error) {
-	end, now := s.instant()
-	latency := end.Sub(start)
-	if errors.Is(err, ErrClosed) && !timedOut {
-		return canceled, err
-	}
-	o, kind := classify(ctx, err, timedOut)
-	if o == failed && kind == KindTimeout {
-		err = fmt.Errorf("%w (%v): %w", ErrTimeout, d, err)
-	}
-	if o == succeeded {
-		s.deadline.observe(latency)
-	}
-	counted := o
-	if o == failed && kind == KindTimeout && late(latency, d) {
-		counted = canceled // the client was late, not the store: load, not failure
-	}
-	if s.breaker.record(counted, now) {
-		s.confirm(s.breaker, -1)
-	}
-	if b := s.slots.record(slot, counted, now); b != nil {
-		s.confirm(b, slot)
-	}
-	if counted == failed && s.slots != nil {
-		s.membersFailed(slot, members, now)
-	}
-	if o != canceled {
-		s.storeCall(latency, kind, err)
-	}
-	if (o == succeeded || o == broken) && s.falls.active.Load() > 0 && !s.anyOpen() {
-		s.recovered(now)
-	}
-	return o, err
-}
-
-// late reports whether a call that timed out under deadline d after latency was
-// noticed late: its goroutine ran well after the deadline fired, because the client's
-// CPU is saturated. Such a timeout says nothing about the store (its answer may have
-// been waiting in the socket), so it does not count toward the breakers; the call is
-// still decided as a slow one.
-func late(latency, d time.Duration) bool {
-	return latency-d > max(2*time.Millisecond, d/20)
 }
 
 // permanent reports a permanent error loudly and returns it, wrapping ErrPermanent.

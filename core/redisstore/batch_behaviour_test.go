@@ -220,7 +220,9 @@ func TestBatchCallerContexts(t *testing.T) {
 	gate.mu.Lock()
 	gate.all = true
 	gate.mu.Unlock()
-	p := core.MustPolicy("gated", core.GCRA, core.PerSecond(1000))
+	// 10 a minute: a charged key lives 6 s, long enough to be seen by EXISTS on a busy
+	// machine (at 1000 a second it expired 2 ms after its decision, and CI saw none).
+	p := core.MustPolicy("gated", core.GCRA, core.PerMinute(10))
 	for i := range redisstore.SendersPerNode + 1 {
 		go store.Decide(context.Background(), core.Request{Policy: p, Key: fmt.Sprint("busy", i)})
 		waitUntil(t, "a sender held", func() bool { return len(gate.records()) == i+1 })

@@ -326,13 +326,21 @@ func (r *rig) trip(t testing.TB, p core.Policy) {
 // harm): waiting a second after each took a rig with 15 answered calls 10 s to trip.
 func tripBreaker(t testing.TB, store *resilient.Store, p core.Policy) {
 	t.Helper()
-	for i := 0; i < 500 && store.Breaker() != resilient.BreakerOpen; i++ {
-		store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"})
-		for end := time.Now().Add(2 * time.Millisecond); store.Breaker() != resilient.BreakerOpen && time.Now().Before(end); {
+	untilOpen(t, store.Breaker, func() { store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"}) })
+}
+
+// untilOpen calls fail, a decision whose call fails, until breaker reports open, at
+// most 500 times, giving the failures' confirming probe, in the background, 2 ms
+// after each.
+func untilOpen(t testing.TB, breaker func() resilient.BreakerState, fail func()) {
+	t.Helper()
+	for i := 0; i < 500 && breaker() != resilient.BreakerOpen; i++ {
+		fail()
+		for end := time.Now().Add(2 * time.Millisecond); breaker() != resilient.BreakerOpen && time.Now().Before(end); {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	if got := store.Breaker(); got != resilient.BreakerOpen {
+	if got := breaker(); got != resilient.BreakerOpen {
 		t.Fatalf("after 500 failures the breaker is %v, want open", got)
 	}
 }

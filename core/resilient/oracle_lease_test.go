@@ -62,13 +62,7 @@ func runLeaseOracle(t *testing.T, r *rig, seed uint64, cut func(down bool)) {
 	for range 2 {
 		cut(true)
 		o.send(3) // slow calls: refused, the leases are not continued
-		for i := 0; r.store.BreakerFor(core.Request{Policy: o.p, Key: "k"}) != resilient.BreakerOpen; i++ {
-			if i == 500 {
-				t.Fatal("after 500 failures the breaker of k is not open")
-			}
-			o.send(1)
-			time.Sleep(2 * time.Millisecond) // the failures' confirming probe, in the background
-		}
+		untilOpen(t, func() resilient.BreakerState { return r.store.BreakerFor(core.Request{Policy: o.p, Key: "k"}) }, func() { o.send(1) })
 		o.send(15) // Local mode
 		cut(false)
 		r.clock.Advance(time.Second)

@@ -100,16 +100,10 @@ func runOracle(t *testing.T, r *rig, alg core.Algorithm, seed uint64, cut func(d
 // The requests are part of the schedule: decided from the last answer, they may
 // admit.
 func (o *oracleRun) trip() {
-	for i := 0; o.r.store.BreakerFor(o.req("k")) != resilient.BreakerOpen; i++ {
-		if i == 500 {
-			o.t.Fatalf("after 500 failures the breaker of k is %v, want open", o.r.store.BreakerFor(o.req("k")))
-		}
+	untilOpen(o.t, func() resilient.BreakerState { return o.r.store.BreakerFor(o.req("k")) }, func() {
 		o.r.clock.Advance(100 * time.Millisecond)
 		o.decide(core.Request{Policy: o.p, Key: "k", Cost: 1}, false, false)
-		for end := time.Now().Add(2 * time.Millisecond); o.r.store.BreakerFor(o.req("k")) != resilient.BreakerOpen && time.Now().Before(end); {
-			time.Sleep(time.Millisecond) // the failures' confirming probe, in the background
-		}
-	}
+	})
 }
 
 // breakers reports whether the breakers of both keys are in state.

@@ -37,16 +37,27 @@ func placeLogin(t *testing.T, cluster *redistest.Cluster, srv *testServer, subne
 	lt.accountOn = (lt.subnetOn + 1) % 3
 	lt.user = accountOn(t, cluster, account, "victim", lt.accountOn)
 	lt.addrOn = 3 - lt.subnetOn - lt.accountOn
-	for host := 2; host < 250 && len(lt.addrs) < 4; host++ {
-		if ip := fmt.Sprintf("%s.%d", subnet, host); masterIndex(t, cluster, stateKey(perIP, "ip:"+ip)) == lt.addrOn {
-			lt.addrs = append(lt.addrs, ip)
-			lt.clients[ip] = client(t, ip)
-		}
-	}
-	if len(lt.addrs) != 4 {
-		t.Fatalf("addresses of %s.0/24 on master %d: %v, want 4", subnet, lt.addrOn, lt.addrs)
+	lt.addrs = addrsOn(t, cluster, perIP, subnet, lt.addrOn, 4)
+	for _, ip := range lt.addrs {
+		lt.clients[ip] = client(t, ip)
 	}
 	return lt
+}
+
+// addrsOn is n addresses of the /24 subnet ("127.21.1") whose state of policy perIP
+// lives on master.
+func addrsOn(t *testing.T, cluster *redistest.Cluster, perIP core.Policy, subnet string, master, n int) []string {
+	t.Helper()
+	var addrs []string
+	for host := 2; host < 250 && len(addrs) < n; host++ {
+		if ip := fmt.Sprintf("%s.%d", subnet, host); masterIndex(t, cluster, stateKey(perIP, "ip:"+ip)) == master {
+			addrs = append(addrs, ip)
+		}
+	}
+	if len(addrs) != n {
+		t.Fatalf("addresses of %s.0/24 on master %d: %v, want %d", subnet, master, addrs, n)
+	}
+	return addrs
 }
 
 // twoAttempts makes, from the first address, the 2 attempts at the account that

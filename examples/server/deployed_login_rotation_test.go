@@ -32,15 +32,7 @@ func TestClusterUsernameRotationThroughAStuckMaster(t *testing.T) {
 			prefix := fmt.Sprintf("127.%d.1", 30+n)
 			subnetOn := masterIndex(t, cluster, stateKey(perSubnet, "net4:"+prefix+".0/24"))
 			addrOn := (subnetOn + 1) % 3
-			var ip string
-			for host := 2; host < 250 && ip == ""; host++ {
-				if candidate := fmt.Sprintf("%s.%d", prefix, host); masterIndex(t, cluster, stateKey(perIP, "ip:"+candidate)) == addrOn {
-					ip = candidate
-				}
-			}
-			if ip == "" {
-				t.Fatalf("no address of %s.0/24 on master %d", prefix, addrOn)
-			}
+			ip := addrsOn(t, cluster, perIP, prefix, addrOn, 1)[0]
 			role, stoppedMaster := []string{"address's", "subnet's", "third"}[n%3], []int{addrOn, subnetOn, 3 - addrOn - subnetOn}[n%3]
 			c := client(t, ip)
 			var user atomic.Int64

@@ -174,7 +174,7 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 		return 0, refuse
 	}
 	capP, capQ := req.Policy.Capacity(), max(1, q.Capacity())
-	left := e.leftAt(req.Policy.Algorithm(), capQ, now) * capP / capQ
+	left := scale(e.leftAt(req.Policy.Algorithm(), capQ, now), capP, capQ)
 	cost := req.EffectiveCost()
 	if left < cost {
 		owed, refuse = max(0, res.Remaining-left), true
@@ -183,7 +183,7 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 		owed = max(0, res.Remaining-left)
 	}
 	// Until the charge lands, concurrent decisions of the key pay from what is left.
-	e.localRemaining, e.localAt = left*capQ/capP, now
+	e.localRemaining, e.localAt = scale(left, capQ, capP), now
 	sh.entries[k] = e
 	return owed, refuse
 }

@@ -65,8 +65,7 @@ func runLeaseOracle(t *testing.T, r *rig, seed uint64, cut func(down bool)) {
 		untilOpen(t, func() resilient.BreakerState { return r.store.BreakerFor(core.Request{Policy: o.p, Key: "k"}) }, func() { o.send(1) })
 		o.send(15) // Local mode
 		cut(false)
-		r.clock.Advance(time.Second)
-		waitFor(t, "recovery", func() bool {
+		r.awaitRecovery(t, func() bool {
 			return r.store.BreakerFor(core.Request{Policy: o.p, Key: "k"}) == resilient.BreakerClosed && !r.store.Fallback("export")
 		})
 		o.send(15)

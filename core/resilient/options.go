@@ -222,7 +222,9 @@ func WithMaxInFlight(n int) Option {
 // the policy's limit while each counts alone. A key's last shared answer is divided
 // the same way: a slow call, while the breaker is still closed, spends only this
 // replica's share of it, and Local mode continues from what is left of that share.
-// Default 1: each replica enforces the whole policy; set it whenever the replica
+// Back on the shared store, a replica charges it as if every replica had spent what
+// this one spent: exact when a load balancer spreads each client alike
+// (docs/failure.md bounds the rest). Default 1: each replica enforces the whole policy; set it whenever the replica
 // count is known.
 func WithReplicas(n int) Option {
 	return func(c *config) error {

@@ -224,8 +224,8 @@ func WithMaxInFlight(n int) Option {
 // replica's share of it, and Local mode continues from what is left of that share.
 // Back on the shared store, a replica charges it as if every replica had spent what
 // this one spent: exact when a load balancer spreads each client alike
-// (docs/failure.md bounds the rest). Default 1: each replica enforces the whole policy; set it whenever the replica
-// count is known.
+// (docs/failure.md bounds the rest). Default 1: each replica enforces the whole
+// policy; set it whenever the replica count is known.
 func WithReplicas(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

@@ -99,9 +99,8 @@ func (o *replicaRun) send(n int, spent *[2]int64) {
 		o.next = 1 - o.next
 		o.r = o.replicas[i]
 		o.r.clock.Advance(time.Duration(50+o.rng.IntN(300)) * time.Millisecond)
-		stack := o.rng.IntN(3) == 0
 		before := len(o.admitted)
-		o.decide(core.Request{Policy: o.p, Key: "k", Cost: 1}, stack, !stack && o.rng.IntN(4) == 0)
+		o.sendOne(1)
 		if spent != nil {
 			spent[i] += admittedCost(o.admitted[before:])
 		}

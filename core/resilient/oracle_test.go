@@ -149,10 +149,15 @@ type oracleRun struct {
 func (o *oracleRun) send(n int) {
 	for range n {
 		o.r.clock.Advance(time.Duration(100+o.rng.IntN(800)) * time.Millisecond)
-		req := core.Request{Policy: o.p, Key: "k", Cost: 1 + o.rng.Int64N(5)}
-		stack := o.rng.IntN(3) == 0
-		o.decide(req, stack, !stack && o.rng.IntN(4) == 0)
+		o.sendOne(1 + o.rng.Int64N(5))
 	}
+}
+
+// sendOne decides a request of cost on "k": a third of the time as a stack, and a
+// quarter of the rest refunded at once.
+func (o *oracleRun) sendOne(cost int64) {
+	stack := o.rng.IntN(3) == 0
+	o.decide(core.Request{Policy: o.p, Key: "k", Cost: cost}, stack, !stack && o.rng.IntN(4) == 0)
 }
 
 // decide decides req, alone or as a stack with p2 on "ip", records it when admitted,

@@ -107,14 +107,20 @@ type loginFlood struct {
 func (lt *loginTarget) flood(srv *testServer) *loginFlood {
 	f := newLoginFlood()
 	for _, ip := range lt.addrs {
-		repeat(1, 5*time.Millisecond, f.stop, &f.wg, func() {
-			f.record(postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess")))
-		})
+		f.send(lt.clients[ip], srv, lt.user)
 	}
 	return f
 }
 
 func newLoginFlood() *loginFlood { return &loginFlood{stop: make(chan struct{})} }
+
+// send posts a wrong password for user to srv's /login through c every 5 ms, until
+// end is called, and records the answers.
+func (f *loginFlood) send(c *http.Client, srv *testServer, user string) {
+	repeat(1, 5*time.Millisecond, f.stop, &f.wg, func() {
+		f.record(postForm(c, srv.url+"/login", loginForm(user, "guess")))
+	})
+}
 
 // record counts one answer of the flood: 401 admitted (a wrong password checked),
 // 429 refused, anything else or a failed request an error for end to report.

@@ -47,10 +47,7 @@ func TestReplicasShareAnAccountThroughAStuckClusterMaster(t *testing.T) {
 			t.Cleanup(func() { _ = stuck.Resume() })
 			flood := newLoginFlood()
 			for i, srv := range replicas {
-				ip := lt.addrs[i]
-				repeat(1, 5*time.Millisecond, flood.stop, &flood.wg, func() {
-					flood.record(postForm(lt.clients[ip], srv.url+"/login", loginForm(lt.user, "guess")))
-				})
+				flood.send(lt.clients[lt.addrs[i]], srv, lt.user)
 			}
 			time.Sleep(1500 * time.Millisecond)
 			during := flood.admitted.Load()

@@ -41,9 +41,7 @@ func TestReplicasShareAnAccountThroughAStuckRedis(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = redis.Resume() })
 			for i := range replicas {
-				repeat(1, 5*time.Millisecond, flood.stop, &flood.wg, func() {
-					flood.record(postForm(clients[i], replicas[i].url+"/login", loginForm(user, "guess")))
-				})
+				flood.send(clients[i], replicas[i], user)
 			}
 			time.Sleep(1500 * time.Millisecond)
 			during := flood.admitted.Load()

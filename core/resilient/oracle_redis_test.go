@@ -15,9 +15,9 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
-// redisOracleSeeds is how many schedules per algorithm and deployment
-// TestRedisOutagesNeverAdmitMoreThanThePolicy runs: fewer than on the fake, because
-// each costs round trips; -oracle-seeds raises both.
+// redisOracleSeeds is how many schedules per algorithm and deployment the Redis
+// oracles run: fewer than on the fake, because each costs round trips; -oracle-seeds
+// raises both.
 const redisOracleSeeds = 4
 
 // The oracles of TestOutagesNeverAdmitMoreThanThePolicy and
@@ -28,28 +28,15 @@ const redisOracleSeeds = 4
 // when a later slot refuses. The outage is a partition: while it lasts no call
 // reaches the server, so nothing lands late.
 func TestRedisOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
-	seeds := max(redisOracleSeeds, *oracleSeeds/3)
-	deployments := []struct {
-		name   string
-		client func(t *testing.T) redis.UniversalClient
-	}{
-		{"standalone", func(t *testing.T) redis.UniversalClient { return redistest.StartServer(t).NewClient() }},
-		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3).NewClient() }},
-	}
-	for _, d := range deployments {
+	for _, d := range redisDeployments {
 		t.Run(d.name, func(t *testing.T) {
 			client := d.client(t)
 			t.Cleanup(func() { client.Close() })
 			for _, alg := range append(oracleAlgorithms, core.Concurrency) {
-				for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				for seed := uint64(1); seed <= uint64(max(redisOracleSeeds, *oracleSeeds/3)); seed++ {
 					t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
 						clock := storetest.NewClock()
-						store, err := redisstore.New(client, redisstore.WithClock(clock.Now),
-							redisstore.WithPrefix(fmt.Sprintf("oracle-%s-%d:", alg, seed)))
-						if err != nil {
-							t.Fatal(err)
-						}
-						shared := &partition{Store: store}
+						shared := newPartition(t, client, clock, fmt.Sprintf("oracle-%s-%d:", alg, seed))
 						r := newRigOver(t, clock, shared)
 						if alg == core.Concurrency {
 							runLeaseOracle(t, r, seed, shared.down.Store)
@@ -61,6 +48,66 @@ func TestRedisOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The two-replica oracle (TestTwoReplicasThroughOutagesStayWithinTheirBound) on real
+// servers: both replicas' settlements, each charging down to twice what its own
+// allowance leaves, go through the scripts, and on a Cluster through each key's slot.
+func TestRedisTwoReplicasThroughOutagesStayWithinTheirBound(t *testing.T) {
+	for _, d := range redisDeployments {
+		t.Run(d.name, func(t *testing.T) {
+			client := d.client(t)
+			t.Cleanup(func() { client.Close() })
+			for _, alg := range oracleAlgorithms {
+				for seed := uint64(1); seed <= uint64(max(redisOracleSeeds, *oracleSeeds/3)); seed++ {
+					t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
+						clock := storetest.NewClock()
+						shared := newPartition(t, client, clock, fmt.Sprintf("replicas-%s-%d:", alg, seed))
+						runReplicaOracle(t, alg, seed, clock, shared, shared.down.Store)
+					})
+				}
+			}
+		})
+	}
+}
+
+// TestReplicasReturningOneAfterTheOther on real servers: the settlements that pin
+// the bound of replicas returning after spending unequally are the scripts' own.
+func TestRedisReplicasReturningOneAfterTheOther(t *testing.T) {
+	for _, d := range redisDeployments {
+		t.Run(d.name, func(t *testing.T) {
+			client := d.client(t)
+			t.Cleanup(func() { client.Close() })
+			for _, spent := range replicaSpending {
+				t.Run(fmt.Sprintf("A%d,B%d", spent[0], spent[1]), func(t *testing.T) {
+					clock := storetest.NewClock()
+					shared := newPartition(t, client, clock, fmt.Sprintf("return-%d-%d:", spent[0], spent[1]))
+					returnOneAfterTheOther(t, clock, shared, spent, shared.down.Store)
+				})
+			}
+		})
+	}
+}
+
+// redisDeployments are the real servers the Redis oracles run on, each started by
+// the test on free loopback ports.
+var redisDeployments = []struct {
+	name   string
+	client func(t *testing.T) redis.UniversalClient
+}{
+	{"standalone", func(t *testing.T) redis.UniversalClient { return redistest.StartServer(t).NewClient() }},
+	{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3).NewClient() }},
+}
+
+// newPartition is a Redis store on client, reading clock, its keys under prefix,
+// behind a partition the test can cut.
+func newPartition(t *testing.T, client redis.UniversalClient, clock *storetest.Clock, prefix string) *partition {
+	t.Helper()
+	store, err := redisstore.New(client, redisstore.WithClock(clock.Now), redisstore.WithPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &partition{Store: store}
 }
 
 // partition is a Redis store that no call reaches while down is set: each fails at

@@ -28,75 +28,73 @@ const redisOracleSeeds = 4
 // when a later slot refuses. The outage is a partition: while it lasts no call
 // reaches the server, so nothing lands late.
 func TestRedisOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
-	for _, d := range redisDeployments {
-		t.Run(d.name, func(t *testing.T) {
-			client := d.client(t)
-			t.Cleanup(func() { client.Close() })
-			for _, alg := range append(oracleAlgorithms, core.Concurrency) {
-				for seed := uint64(1); seed <= uint64(max(redisOracleSeeds, *oracleSeeds/3)); seed++ {
-					t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
-						clock := storetest.NewClock()
-						shared := newPartition(t, client, clock, fmt.Sprintf("oracle-%s-%d:", alg, seed))
-						r := newRigOver(t, clock, shared)
-						if alg == core.Concurrency {
-							runLeaseOracle(t, r, seed, shared.down.Store)
-							return
-						}
-						runOracle(t, r, alg, seed, shared.down.Store)
-					})
-				}
+	onRedisDeployments(t, func(t *testing.T, client redis.UniversalClient) {
+		for _, alg := range append(oracleAlgorithms, core.Concurrency) {
+			for seed := uint64(1); seed <= uint64(max(redisOracleSeeds, *oracleSeeds/3)); seed++ {
+				t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
+					clock := storetest.NewClock()
+					shared := newPartition(t, client, clock, fmt.Sprintf("oracle-%s-%d:", alg, seed))
+					r := newRigOver(t, clock, shared)
+					if alg == core.Concurrency {
+						runLeaseOracle(t, r, seed, shared.down.Store)
+						return
+					}
+					runOracle(t, r, alg, seed, shared.down.Store)
+				})
 			}
-		})
-	}
+		}
+	})
 }
 
 // The two-replica oracle (TestTwoReplicasThroughOutagesStayWithinTheirBound) on real
 // servers: both replicas' settlements, each charging down to twice what its own
 // allowance leaves, go through the scripts, and on a Cluster through each key's slot.
 func TestRedisTwoReplicasThroughOutagesStayWithinTheirBound(t *testing.T) {
-	for _, d := range redisDeployments {
-		t.Run(d.name, func(t *testing.T) {
-			client := d.client(t)
-			t.Cleanup(func() { client.Close() })
-			for _, alg := range oracleAlgorithms {
-				for seed := uint64(1); seed <= uint64(max(redisOracleSeeds, *oracleSeeds/3)); seed++ {
-					t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
-						clock := storetest.NewClock()
-						shared := newPartition(t, client, clock, fmt.Sprintf("replicas-%s-%d:", alg, seed))
-						runReplicaOracle(t, alg, seed, clock, shared, shared.down.Store)
-					})
-				}
+	onRedisDeployments(t, func(t *testing.T, client redis.UniversalClient) {
+		for _, alg := range oracleAlgorithms {
+			for seed := uint64(1); seed <= uint64(max(redisOracleSeeds, *oracleSeeds/3)); seed++ {
+				t.Run(fmt.Sprintf("%s/seed%d", alg, seed), func(t *testing.T) {
+					clock := storetest.NewClock()
+					shared := newPartition(t, client, clock, fmt.Sprintf("replicas-%s-%d:", alg, seed))
+					runReplicaOracle(t, alg, seed, clock, shared, shared.down.Store)
+				})
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestReplicasReturningOneAfterTheOther on real servers: the settlements that pin
 // the bound of replicas returning after spending unequally are the scripts' own.
 func TestRedisReplicasReturningOneAfterTheOther(t *testing.T) {
-	for _, d := range redisDeployments {
+	onRedisDeployments(t, func(t *testing.T, client redis.UniversalClient) {
+		for _, spent := range replicaSpending {
+			t.Run(fmt.Sprintf("A%d,B%d", spent[0], spent[1]), func(t *testing.T) {
+				clock := storetest.NewClock()
+				shared := newPartition(t, client, clock, fmt.Sprintf("return-%d-%d:", spent[0], spent[1]))
+				returnOneAfterTheOther(t, clock, shared, spent, shared.down.Store)
+			})
+		}
+	})
+}
+
+// onRedisDeployments runs test on each real deployment the Redis oracles use, a
+// standalone redis-server and a 3-master Cluster, each started on free loopback
+// ports, with a client of it.
+func onRedisDeployments(t *testing.T, test func(t *testing.T, client redis.UniversalClient)) {
+	deployments := []struct {
+		name   string
+		client func(t *testing.T) redis.UniversalClient
+	}{
+		{"standalone", func(t *testing.T) redis.UniversalClient { return redistest.StartServer(t).NewClient() }},
+		{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3).NewClient() }},
+	}
+	for _, d := range deployments {
 		t.Run(d.name, func(t *testing.T) {
 			client := d.client(t)
 			t.Cleanup(func() { client.Close() })
-			for _, spent := range replicaSpending {
-				t.Run(fmt.Sprintf("A%d,B%d", spent[0], spent[1]), func(t *testing.T) {
-					clock := storetest.NewClock()
-					shared := newPartition(t, client, clock, fmt.Sprintf("return-%d-%d:", spent[0], spent[1]))
-					returnOneAfterTheOther(t, clock, shared, spent, shared.down.Store)
-				})
-			}
+			test(t, client)
 		})
 	}
-}
-
-// redisDeployments are the real servers the Redis oracles run on, each started by
-// the test on free loopback ports.
-var redisDeployments = []struct {
-	name   string
-	client func(t *testing.T) redis.UniversalClient
-}{
-	{"standalone", func(t *testing.T) redis.UniversalClient { return redistest.StartServer(t).NewClient() }},
-	{"cluster", func(t *testing.T) redis.UniversalClient { return redistest.StartCluster(t, 3).NewClient() }},
 }
 
 // newPartition is a Redis store on client, reading clock, its keys under prefix,

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
@@ -34,9 +35,9 @@ func ErrorReason(err error) string {
 	switch {
 	case errors.Is(err, ErrUnidentified):
 		return ReasonKey
-	case errors.Is(err, errPolicyFunc):
+	case errors.Is(err, errPolicyFunc), errors.Is(err, core.ErrInvalidPolicy):
 		return ReasonPolicy
-	case errors.Is(err, errCostFunc):
+	case errors.Is(err, errCostFunc), errors.Is(err, core.ErrInvalidCost):
 		return ReasonCost
 	case errors.Is(err, ErrStore):
 		return ReasonStore

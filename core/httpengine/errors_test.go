@@ -45,6 +45,38 @@ func TestFailingPolicyFunctionIsLoggedAndClassified(t *testing.T) {
 	}
 }
 
+// What a policy or cost function returns that cannot be decided is classified as
+// that function's failure, as a function's own error is: the zero Policy as
+// "policy", a cost below 1 or above what the policy admits at once as "cost" (they
+// were "other", and ratelimit_errors_total filed them there).
+func TestInvalidReturnsOfFunctionsAreClassified(t *testing.T) {
+	store, _ := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	var reason string
+	observe := httpengine.WithObserver(observerFunc(func(err error) { reason = httpengine.ErrorReason(err) }))
+	cost := func(c int64) httpengine.Option {
+		return httpengine.WithCostFunc(func(*http.Request) (int64, error) { return c, nil })
+	}
+	zero := func(*http.Request) (core.Policy, error) { return core.Policy{}, nil }
+	for _, tc := range []struct {
+		name string
+		l    *httpengine.Limiter
+		want string
+	}{
+		{"zero policy", httpengine.Must(store, httpengine.LimitFunc(zero, peerKey), observe), httpengine.ReasonPolicy},
+		{"cost 0", httpengine.Must(store, httpengine.Limit(api, peerKey), cost(0), observe), httpengine.ReasonCost},
+		{"cost above the capacity", httpengine.Must(store, httpengine.Limit(api, peerKey), cost(100), observe), httpengine.ReasonCost},
+	} {
+		reason = ""
+		if w := serve(tc.l, request("192.0.2.1:1"), ok); w.Code != http.StatusInternalServerError {
+			t.Errorf("%s: status %d, want 500", tc.name, w.Code)
+		}
+		if reason != tc.want {
+			t.Errorf("%s: reason %q, want %q", tc.name, reason, tc.want)
+		}
+	}
+}
+
 func TestWithRouteCostsValidates(t *testing.T) {
 	store, _ := newStore(t)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))

@@ -6,8 +6,9 @@ import "fmt"
 // reference server's -algorithm flag and by the simulator.
 type Algorithm string
 
-// The algorithms. DESIGN.md defines each one exactly; every store decides as the
-// pure transition of core/internal/transition does, one file per algorithm.
+// The algorithms. Package core/reference transcribes the exact definition of each
+// in rational arithmetic; every store decides as the pure transition of
+// core/internal/transition does, one file per algorithm, held to it.
 const (
 	// TokenBucket holds up to burst tokens, earns limit tokens per period, starts full.
 	TokenBucket Algorithm = "token_bucket"

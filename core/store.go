@@ -42,7 +42,7 @@ var ErrStoreUnavailable = errors.New("ratelimit: store unavailable")
 
 // Request is one policy applied to one key at one cost.
 type Request struct {
-	// Policy decides the request; its name keys the state.
+	// Policy decides the request; its ID (name and parameters) keys the state.
 	Policy Policy
 	// Key identifies who is limited (a user, an API key hash, a client IP, …).
 	Key string

@@ -38,11 +38,11 @@ type APIKeyValidator func(ctx context.Context, key string) (bool, error)
 // metric or a log. ValidAPIKey panics when header is empty or valid is nil,
 // programming errors.
 //
-// The key is the secret as the client sent it: valid must accept exactly the
-// keys issued (as APIKeySet does), not other spellings of them. A lookup that
-// matches loosely (a case-insensitive database column, trimmed input) would give
-// each spelling of one key its own bucket; then key by the ID of the key found,
-// with AuthenticatedAPIKey.
+// The key is the secret as the client sent it, less surrounding white space (as
+// APIKeySet trims the keys it holds): valid must accept exactly the keys issued
+// (as APIKeySet does), not other spellings of them. A lookup that matches loosely
+// (a case-insensitive database column) would give each spelling of one key its
+// own bucket; then key by the ID of the key found, with AuthenticatedAPIKey.
 func ValidAPIKey(header string, valid APIKeyValidator) KeyFunc {
 	if valid == nil {
 		panic("keyfuncs: ValidAPIKey needs a validator")

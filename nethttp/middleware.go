@@ -17,8 +17,10 @@ import (
 type DenyHandler func(w http.ResponseWriter, r *http.Request, d *httplimit.Denial)
 
 // ErrorHandler writes the response to a request that could not be decided. The
-// default is httpengine.WriteError: 503 with Retry-After for store failures, 400 for
-// requests without the identity they are limited by, 500 otherwise; never err's text.
+// default is httpengine.WriteError (see httpengine.ErrorResponse): 503 with
+// Retry-After for store failures and for identities that cannot be checked now, 400
+// for requests without the identity they are limited by, 413 for a body too large to
+// find it in, 500 otherwise; never err's text.
 type ErrorHandler func(w http.ResponseWriter, r *http.Request, err error)
 
 type denyHandler DenyHandler

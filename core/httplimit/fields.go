@@ -31,7 +31,9 @@ const (
 	IETFFields Fields = httpengine.IETFFields
 	// LegacyFields writes X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset for the most restrictive policy of the stack
-	// (core.MostRestrictive). X-RateLimit-Reset is delta-seconds: the number of
-	// seconds from now until the reset (its t), not a Unix timestamp.
+	// (core.MostRestrictive). X-RateLimit-Reset is delta-seconds, not a Unix
+	// timestamp: the seconds from now until the policy has fully recovered
+	// (core.Result.ResetAfter, rounded up). The IETF field's t is the same number
+	// capped at the policy's window; a sliding window can take two.
 	LegacyFields Fields = httpengine.LegacyFields
 )

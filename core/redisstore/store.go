@@ -274,8 +274,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Key is the Redis key that holds policy's state for key (see the package
-// documentation for the layout). Operators use it to inspect a client's state.
+// Key is the Redis key that holds policy's state for key:
+// <prefix>{<policy ID>:<key>}, or <prefix>{<tag>}<policy ID>:<key> with WithHashTag,
+// the key's '{', '}' and '%' percent-encoded (docs/redis.md). Operators use it to
+// inspect a client's state.
 func (s *Store) Key(policy core.Policy, key string) string { return s.stateKey(&policy, key) }
 
 // nodeLookupTimeout bounds Node when the Cluster client has no slot map yet and

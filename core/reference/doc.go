@@ -1,4 +1,4 @@
-// Package reference transcribes DESIGN.md's definitions of the rate algorithms
+// Package reference transcribes the project's definitions of the rate algorithms
 // literally, in exact rational arithmetic (math/big.Rat), with none of the integer
 // scaling that the transitions (core/internal/transition) use. It is slow and
 // exists for tests: the transitions, the stores and the simulator are all checked

@@ -80,7 +80,7 @@ type DecisionEvent struct {
 	// Policy is the policy's name.
 	Policy string
 	// KeyType is the key's kind: the part before its first ':' ("ip", "ip6", "ak",
-	// "user", "form", …), or "other". Never the key itself, which may identify a person
+	// "user", "field", …), or "other". Never the key itself, which may identify a person
 	// or hold a secret.
 	KeyType string
 	// Cost is the request's effective cost.

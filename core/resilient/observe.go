@@ -170,7 +170,7 @@ func (s *Store) logPermanent(names string, err error) {
 }
 
 // keyType is the kind of a rate-limit key, for logs and metrics: the part before its
-// first ':' ("ip", "ip6", "ak", "user", "form", …) when that is 1 to 16 lowercase
+// first ':' ("ip", "ip6", "ak", "user", "field", …) when that is 1 to 16 lowercase
 // letters, digits, '_' or '-', and "other" otherwise. It never returns more of the
 // key, which may identify a person or hold a secret.
 func keyType(key string) string {

@@ -19,8 +19,8 @@ const (
 	// DefaultDeadlineMultiple is the multiple of the recent p99 latency the deadline
 	// grows to, up to its ceiling.
 	DefaultDeadlineMultiple = 4
-	// DefaultDeadlineCeiling is the ceiling of the adaptive deadline, unless
-	// WithDeadline sets a floor above it (the ceiling is then four times the floor).
+	// DefaultDeadlineCeiling is the ceiling of the adaptive deadline, unless four
+	// times WithDeadline's floor is more: the ceiling is then four times the floor.
 	DefaultDeadlineCeiling = 200 * time.Millisecond
 	// DefaultFailureThreshold is how many failed calls the breaker's window must hold
 	// before it can open.

@@ -111,9 +111,9 @@ func run(ctx context.Context) error {
 		return err
 	}
 	store, err := resilient.New(shared,
-		resilient.WithMode(resilient.Local),                 // the default failure mode
-		resilient.WithReplicas(4),                           // local mode enforces 1/4 per replica
-		resilient.WithPolicyMode("login", resilient.Closed), // per-policy override
+		resilient.WithMode(resilient.Local),                   // the default failure mode
+		resilient.WithReplicas(4),                             // local mode enforces 1/4 per replica
+		resilient.WithPolicyMode("account", resilient.Closed), // per-policy override
 		resilient.WithMonitor(metrics))
 	if err != nil {
 		return err

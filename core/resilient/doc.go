@@ -2,8 +2,7 @@
 // fails. Its Store, a core.Store, wraps the shared one and owns it. Each policy
 // has a failure Mode: Open admits unenforced, Closed refuses with an
 // *UnavailableError (503), and Local enforces in process memory from each key's
-// last shared answer, never a fresh bucket. Permanent errors (ErrPermanent) are
-// never "allowed".
+// last shared answer. Permanent errors (ErrPermanent) are never "allowed".
 //
 //	store, err := resilient.New(shared, resilient.WithPolicyMode("login", resilient.Closed))
 //	if err != nil {

@@ -135,6 +135,37 @@ func TestSlowCallDecidesFromTheLastAnswer(t *testing.T) {
 	}
 }
 
+// A slow call's admission says when the key recovers from what it spent too, the
+// RateLimit field's "t": a bucket of 20 earning 10 a second that the shared store
+// left at 19 is full again in 100 ms; after 2 slow admissions, in 300 ms. Read off
+// the answer alone, a slow admission that left 8 of 20 told its client "t=0".
+func TestSlowCallSaysWhenItsSpendingRecovers(t *testing.T) {
+	r := newRig(t, resilient.WithFailureRate(0.5, 100, time.Minute), neverOpen)
+	p := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20))
+	ip := core.MustPolicy("ip", core.SlidingLog, core.PerMinute(5))
+	if res := r.decide(t, p, "k"); res.ResetAfter != 100*time.Millisecond {
+		t.Fatalf("healthy: %+v, want full again in 100ms", res)
+	}
+	r.decide(t, ip, "k") // the stack's second key has an answer too
+	r.shared.fail(errDown)
+	r.clock.Advance(50 * time.Millisecond)
+	for i, want := range []time.Duration{150 * time.Millisecond, 250 * time.Millisecond} {
+		if res := r.decide(t, p, "k"); !res.Allowed || res.ResetAfter != want {
+			t.Fatalf("slow call %d: %+v, want admitted, full again in %v", i+1, res, want)
+		}
+	}
+	r.clock.Advance(time.Second) // the spending has recovered; the answer is not refilled
+	res := r.decide(t, p, "k")
+	if !res.Allowed || res.Remaining != 16 || res.ResetAfter != 100*time.Millisecond {
+		t.Fatalf("a slow call a second later: %+v, want admitted from the answer (16 left), full again in 100ms", res)
+	}
+	stack := []core.Request{{Policy: p, Key: "k"}, {Policy: ip, Key: "k"}}
+	results := make([]core.Result, 2)
+	if allowed, err := r.store.DecideStack(context.Background(), stack, results); err != nil || !allowed || results[0].ResetAfter != 200*time.Millisecond {
+		t.Fatalf("a slow stack: %v, %v, %+v; want admitted, the first key full again in 200ms", allowed, err, results[0])
+	}
+}
+
 // What slow calls admitted from the last answer is charged to the shared store by the
 // key's next admission there: a new answer does not grant its Remaining again.
 func TestSlowCallAdmissionsAreChargedOnReturn(t *testing.T) {

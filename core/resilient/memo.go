@@ -51,6 +51,7 @@ type memoEntry struct {
 	remaining  int64         // its Remaining
 	retryUntil int64         // ns: refused until then (0 when it admitted)
 	resetAt    int64         // ns: when the key fully recovers, by its ResetAfter
+	recovered  int64         // ns: when it fully recovers from the answer and from what slow-call decisions spent since (recoveryAfter)
 	spent      int64         // spent by slow-call decisions since the answer
 	absorbed   int64         // of spent, what the local allowance was charged (localKey)
 	unsettled  int64         // spent by slow-call decisions (and a leaky bucket's queue debt, queueDebt) and not yet charged to the shared store
@@ -66,7 +67,7 @@ type memoEntry struct {
 
 // expires is when the entry stops mattering: the key has fully recovered in the
 // shared store's last answer and in the local store.
-func (e *memoEntry) expires() int64 { return max(e.resetAt, e.localUntil) }
+func (e *memoEntry) expires() int64 { return max(e.recovered, e.localUntil) }
 
 func newMemo(maxKeys int) *memo {
 	m := &memo{seed: maphash.MakeSeed(), perShard: max(1, maxKeys/memoShards)}
@@ -104,6 +105,7 @@ func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
 		e.retryUntil = now + int64(res.RetryAfter)
 	}
 	e.resetAt = now + int64(res.ResetAfter)
+	e.recovered = e.resetAt
 	sh.entries[k] = e
 	if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
 		sh.earliest = x
@@ -127,9 +129,13 @@ func (sh *memoShard) sweep(now int64) bool {
 }
 
 // available is what the last answer leaves for the key at now: its Remaining less
-// what slow-call decisions spent since, or the whole capacity once the answer's
-// ResetAfter has passed.
+// what slow-call decisions spent since, the whole capacity less that once the
+// answer's ResetAfter has passed, and the whole capacity once the key has recovered
+// from both.
 func (e *memoEntry) available(capacity, now int64) int64 {
+	if now >= e.recovered {
+		return capacity
+	}
 	return max(0, min(capacity, e.answered(capacity, now)-e.spent))
 }
 
@@ -173,5 +179,5 @@ func (m *memo) remaining(req *core.Request, now int64) (int64, time.Duration) {
 	if !ok || !e.known {
 		return capacity, 0
 	}
-	return e.available(capacity, now), time.Duration(max(0, e.resetAt-now))
+	return e.available(capacity, now), time.Duration(max(0, e.recovered-now))
 }

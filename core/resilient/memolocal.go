@@ -14,10 +14,10 @@ import (
 // localKey is the local store's key for req's local allowance on the degraded policy
 // q at now. A new allowance is spent down to its start by spend (called with the
 // memo's lock held, so that no decision sees it full; spend must not call the memo).
-// It starts from the last shared answer, scaled from the policy to q (the replica's
-// share), or at q's capacity when no answer is known (the replica's share, the
-// conservative assumption without information) or when the answer's ResetAfter has
-// passed. A live allowance is kept, unless a newer shared answer leaves less than it:
+// It starts from the last shared answer, less what slow calls spent since, scaled
+// from the policy to q (the replica's share), or at q's capacity when no answer is
+// known (the replica's share, the conservative assumption without information) or
+// when the key has recovered from the answer and from that spending (recovered). A live allowance is kept, unless a newer shared answer leaves less than it:
 // the allowance only ever goes down to what the shared store says, never up.
 func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func(key string, cost int64) error) (string, error) {
 	sh, k := m.lock(req)
@@ -28,7 +28,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	}
 	capQ := q.Capacity()
 	target := capQ
-	if e.known {
+	if e.known && now < e.recovered {
 		capP := req.Policy.Capacity()
 		target = min(capQ, e.share(e.answered(capP, now), capP, capQ))
 	}
@@ -44,7 +44,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	key := localKeyName(req.Key, e.gen)
 	charge := capQ - target
 	if e.known && req.Policy.Algorithm() == core.LeakyBucket {
-		charge = e.seedQueue(&req.Policy, q, now) // Remaining cannot say how far the queue goes: queue.go
+		charge = e.seedQueue(q, now) // Remaining cannot say how far the queue goes: queue.go
 	}
 	if err := spendChunks(charge, capQ, func(cost int64) error { return spend(key, cost) }); err != nil {
 		return "", err

@@ -51,7 +51,7 @@ func (m *memo) decideSlowStack(reqs []core.Request, capQs []int64, results []cor
 		k := preKey{reqs[i].Policy.ID(), reqs[i].Key}
 		switch {
 		case allowed:
-			m.shard(k).spendSlow(k, reqs[i].EffectiveCost())
+			results[i].ResetAfter = m.shard(k).spendSlow(k, &reqs[i], now)
 		case results[i].Allowed: // refused by another member: unspent
 			results[i].Allowed = false
 			results[i].Remaining += reqs[i].EffectiveCost()
@@ -69,7 +69,7 @@ func (sh *memoShard) decideSlow(k preKey, req *core.Request, capQ, now int64, sp
 		return core.Result{}, false
 	}
 	capacity, cost := req.Policy.Capacity(), req.EffectiveCost()
-	res := core.Result{Policy: req.Policy.Name(), Limit: capacity, ResetAfter: time.Duration(max(0, e.resetAt-now))}
+	res := core.Result{Policy: req.Policy.Name(), Limit: capacity, ResetAfter: time.Duration(max(0, e.recovered-now))}
 	// No refill, not even once the answer's ResetAfter has passed: other instances
 	// may have spent the key since, and this one has not heard. Counting the recovery
 	// let 64 starved instances admit 45–53 against a bound of 44, on a saturated client.
@@ -77,7 +77,7 @@ func (sh *memoShard) decideSlow(k preKey, req *core.Request, capQ, now int64, sp
 	if avail >= cost {
 		res.Allowed, res.Remaining = true, avail-cost
 		if spend {
-			sh.spendSlow(k, cost)
+			res.ResetAfter = sh.spendSlow(k, req, now)
 		}
 		return res, true
 	}
@@ -89,13 +89,35 @@ func (sh *memoShard) decideSlow(k preKey, req *core.Request, capQ, now int64, sp
 	return res, true
 }
 
-// spendSlow records that a slow-call decision admitted cost on k. Requires sh.mu.
-func (sh *memoShard) spendSlow(k preKey, cost int64) {
-	if e, ok := sh.entries[k]; ok {
-		e.spent += cost
-		e.unsettled += cost
-		sh.entries[k] = e
+// spendSlow records that a slow-call decision admitted req, whose entry is k, at
+// now, and returns when the key then fully recovers. Requires sh.mu.
+func (sh *memoShard) spendSlow(k preKey, req *core.Request, now int64) time.Duration {
+	e, ok := sh.entries[k]
+	if !ok {
+		return 0
 	}
+	cost := req.EffectiveCost()
+	e.spent += cost
+	e.unsettled += cost
+	e.recovered = recoveryAfter(&req.Policy, e.recovered, cost, now)
+	sh.entries[k] = e
+	return time.Duration(e.recovered - now)
+}
+
+// recoveryAfter is when a key of p that was to recover fully at recovered, charged
+// cost at now, has recovered from that charge too. A bucket earns the charge back at
+// its rate after what it already lacked, as a queue drains (exact: a token bucket
+// and GCRA lack what a leaky bucket queues). A window forgets the charge once every
+// window that counts it has passed: one period, and two for the sliding window, whose
+// estimate weighs the previous window's count.
+func recoveryAfter(p *core.Policy, recovered, cost, now int64) int64 {
+	switch p.Algorithm() {
+	case core.FixedWindow, core.SlidingLog:
+		return max(recovered, now+int64(p.Period()))
+	case core.SlidingWindow:
+		return max(recovered, now+2*int64(p.Period()))
+	}
+	return max(recovered, now) + queueMillis(p, cost)*1_000_000
 }
 
 // takeUnsettled returns what slow-call decisions admitted for req's key that the

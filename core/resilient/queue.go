@@ -28,10 +28,10 @@ func nsToMillis(ns int64) int64 { return ceilDiv(max(0, ns), 1_000_000) }
 
 // seedQueue is how many units of q a new local allowance of a leaky bucket is
 // charged at now, so that its queue lasts at least as long as the shared one: the
-// queue of the last answer (its reset) and what slow calls admitted since.
-func (e *memoEntry) seedQueue(p, q *core.Policy, now int64) int64 {
-	ms := nsToMillis(e.resetAt-now) + queueMillis(p, e.spent)
-	return queueUnits(q, ms)
+// queue of the last answer (its reset) and what slow calls admitted since, each
+// queued behind the one before (recoveryAfter), less what has drained by now.
+func (e *memoEntry) seedQueue(q *core.Policy, now int64) int64 {
+	return queueUnits(q, nsToMillis(e.recovered-now))
 }
 
 // queueDebt is memo.debt for a leaky bucket, in queue time: the shared store admitted

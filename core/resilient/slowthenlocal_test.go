@@ -1,6 +1,7 @@
 package resilient_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,5 +38,46 @@ func TestSlowThenLocalAdmissionsAreChargedOnce(t *testing.T) {
 	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("api") })
 	if got := admittedOf(t, r, p, "k", 6); got != 3 {
 		t.Fatalf("back on the shared store: %d admitted, want the 3 that 2 shared, 3 slow and 2 local admissions of 10 leave", got)
+	}
+}
+
+// TestLocalAllowanceRecoversFromTheSlowCallsItAbsorbed: the slow calls of an
+// outage's first moments spend a key's last answer, and Local mode's first allowance
+// starts below what they spent. Once that allowance has recovered, so has what they
+// spent: a long outage's later allowances start whole. Subtracting their spending
+// again, each new allowance stayed short of it for the rest of the outage: a bucket
+// of 20 that 4 slow calls had spent admitted 16 after every pause, however long
+// (found by walking the README's production setup through a Redis outage).
+func TestLocalAllowanceRecoversFromTheSlowCallsItAbsorbed(t *testing.T) {
+	for _, tc := range []struct {
+		p        core.Policy
+		replicas int
+		slow     int           // admitted by slow calls, from the last answer
+		pause    time.Duration // long enough for the policy to recover in full
+		whole    int           // the replica's whole share
+	}{
+		{core.MustPolicy("api", core.TokenBucket, core.PerSecond(10), core.WithBurst(20)), 1, 4, 5 * time.Second, 20},
+		{core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(20)), 2, 3, 5 * time.Second, 10},
+		{core.MustPolicy("api", core.SlidingLog, core.PerMinute(5)), 1, 1, 3 * time.Minute, 5},
+		{core.MustPolicy("api", core.FixedWindow, core.PerMinute(6)), 2, 1, 3 * time.Minute, 3},
+		{core.MustPolicy("api", core.LeakyBucket, core.PerSecond(10), core.WithBurst(20)), 1, 4, 5 * time.Second, 21},
+	} {
+		t.Run(fmt.Sprintf("%s/%d-replicas", tc.p.Algorithm(), tc.replicas), func(t *testing.T) {
+			r := newRig(t, resilient.WithReplicas(tc.replicas))
+			if !r.decide(t, tc.p, "k").Allowed {
+				t.Fatal("healthy: refused")
+			}
+			r.shared.fail(errDown)
+			if got := admittedOf(t, r, tc.p, "k", tc.slow); got != tc.slow {
+				t.Fatalf("slow calls: %d admitted of %d", got, tc.slow)
+			}
+			tripBreaker(t, r.store, tc.p)
+			for pause := range 3 {
+				r.clock.Advance(tc.pause)
+				if got := admittedOf(t, r, tc.p, "k", 2*tc.whole); got != tc.whole {
+					t.Fatalf("Local mode, after pause %d: %d admitted, want the replica's whole share, %d", pause+1, got, tc.whole)
+				}
+			}
+		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 // with a 100ms timeout, reads and writes within 200ms, waits at most 200ms for a
 // pooled connection, and retries a command once, 5ms later (a pooled connection to a
 // server that restarted). A decision against a dead server ends within about 250ms,
+// against a stuck one within about 400ms (a read that times out is retried once),
 // with an error wrapping core.ErrStoreUnavailable, instead of go-redis's 1.65s of
 // dial retries.
 //

@@ -13,10 +13,10 @@
 //		fmt.Println("retry after", res.RetryAfter)
 //	}
 //
-// In production, wrap the store in core/resilient: used on its own, it fails every
-// decision while Redis is down (core.ErrStoreUnavailable within about 250ms with
-// Dial's client), and the HTTP middleware answers 503 until Redis is back.
-// resilient gives each policy a failure mode and keeps enforcing limits locally.
+// In production, wrap the store in core/resilient: alone, it fails every decision
+// while Redis is down (core.ErrStoreUnavailable within 250–400ms with Dial's
+// client), and the HTTP middleware answers 503 until Redis is back. resilient
+// gives each policy a failure mode and keeps enforcing limits locally.
 //
 // DialUniversal takes go-redis's UniversalOptions, for Sentinel, passwords and TLS,
 // with the same bounds; New takes any go-redis v9 UniversalClient you made. Package

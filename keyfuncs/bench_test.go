@@ -20,7 +20,7 @@ func BenchmarkClientIPKey(b *testing.B) {
 		{"untrusted peer with XFF", trusted, newRequest("203.0.113.9:51234", xff("198.51.100.1, 198.51.100.2")), "ip:203.0.113.9"},
 		{"XFF/3 hops", trusted, newRequest("10.0.0.1:443", xff("198.51.100.1, 203.0.113.9, 10.0.0.2")), "ip:203.0.113.9"},
 		{"XFF/16 trusted hops", trusted, newRequest("10.0.0.1:443", xff(strings.Repeat("10.0.0.3, ", 20)+"10.0.0.2")), "ip:10.0.0.3"},
-		{"Forwarded/2 elements", trusted, newRequest("10.0.0.1:443", forwarded(`for=203.0.113.9;proto=https, for="[2001:db8:ffff::2]:80"`)), "ip:203.0.113.9"},
+		{"Forwarded/2 elements", ClientIPConfig{TrustedProxies: trusted.TrustedProxies, Header: Forwarded}, newRequest("10.0.0.1:443", forwarded(`for=203.0.113.9;proto=https, for="[2001:db8:ffff::2]:80"`)), "ip:203.0.113.9"},
 		{"X-Real-IP", ClientIPConfig{TrustedProxies: trusted.TrustedProxies, Header: XRealIP}, newRequest("10.0.0.1:443", xRealIP("203.0.113.9")), "ip:203.0.113.9"},
 	}
 	for _, tc := range cases {

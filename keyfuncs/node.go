@@ -47,8 +47,8 @@ func parseNode(s string) (netip.Addr, bool) {
 }
 
 // validPort reports whether s is empty or ":" followed by a port: 1 to 5
-// digits, or an RFC 7239 obfuscated port ("_" then letters, digits, ".", "_"
-// or "-").
+// digits of at most 65535, or an RFC 7239 obfuscated port ("_" then letters,
+// digits, ".", "_" or "-").
 func validPort(s string) bool {
 	if s == "" {
 		return true
@@ -63,12 +63,14 @@ func validPort(s string) bool {
 	if len(port) > 5 {
 		return false
 	}
+	value := 0
 	for i := 0; i < len(port); i++ {
 		if port[i] < '0' || port[i] > '9' {
 			return false
 		}
+		value = value*10 + int(port[i]-'0')
 	}
-	return true
+	return value <= 65535
 }
 
 // isObfuscated reports whether s uses only the characters of RFC 7239

@@ -51,7 +51,7 @@ type memoEntry struct {
 	remaining  int64         // its Remaining
 	retryUntil int64         // ns: refused until then (0 when it admitted)
 	resetAt    int64         // ns: when the key fully recovers, by its ResetAfter
-	recovered  int64         // ns: when it fully recovers from the answer and from what slow-call decisions spent since (recoveryAfter)
+	recovered  int64         // ns: when it also recovers from what slow-call decisions spent since (recoveryAfter)
 	spent      int64         // spent by slow-call decisions since the answer
 	absorbed   int64         // of spent, what the local allowance was charged (localKey)
 	unsettled  int64         // spent by slow-call decisions (and a leaky bucket's queue debt, queueDebt) and not yet charged to the shared store

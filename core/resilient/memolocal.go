@@ -17,8 +17,9 @@ import (
 // It starts from the last shared answer, less what slow calls spent since, scaled
 // from the policy to q (the replica's share), or at q's capacity when no answer is
 // known (the replica's share, the conservative assumption without information) or
-// when the key has recovered from the answer and from that spending (recovered). A live allowance is kept, unless a newer shared answer leaves less than it:
-// the allowance only ever goes down to what the shared store says, never up.
+// when the key has recovered from the answer and from that spending (recovered). A
+// live allowance is kept, unless a newer shared answer leaves less than it: the
+// allowance only ever goes down to what the shared store says, never up.
 func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func(key string, cost int64) error) (string, error) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()

@@ -329,6 +329,20 @@ func tripBreaker(t testing.TB, store *resilient.Store, p core.Policy) {
 	untilOpen(t, store.Breaker, func() { store.Decide(context.Background(), core.Request{Policy: p, Key: "trip"}) })
 }
 
+// tripFor decides p on other keys, a new one each time, with store, whose shared
+// store fails, until the breaker that decides whether req calls the shared store is
+// open. On a store that tracks failures per Cluster slot, each key's slot breaker
+// opens on its own, and req's opens with those of its master; new keys reach the
+// slots of every master, wherever req's lives.
+func tripFor(t testing.TB, store *resilient.Store, req core.Request) {
+	t.Helper()
+	i := 0
+	untilOpen(t, func() resilient.BreakerState { return store.BreakerFor(req) }, func() {
+		i++
+		store.Decide(context.Background(), core.Request{Policy: req.Policy, Key: fmt.Sprintf("trip%d", i)})
+	})
+}
+
 // untilOpen calls fail, a decision whose call fails, until breaker reports open, at
 // most 500 times, giving the failures' confirming probe, in the background, 2 ms
 // after each.

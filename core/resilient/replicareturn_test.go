@@ -1,7 +1,6 @@
 package resilient_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -79,18 +78,4 @@ func returnOneAfterTheOther(t *testing.T, clock *storetest.Clock, shared core.St
 	if a == b && total != 10 {
 		t.Errorf("both replicas spent %d: the key admitted %d, want exactly 10", a, total)
 	}
-}
-
-// tripFor decides p on other keys, a new one each time, with store, whose shared
-// store fails, until the breaker that decides whether req calls the shared store is
-// open. On a store that tracks failures per Cluster slot, each key's slot breaker
-// opens on its own, and req's opens with those of its master; new keys reach the
-// slots of every master, wherever req's lives.
-func tripFor(t testing.TB, store *resilient.Store, req core.Request) {
-	t.Helper()
-	i := 0
-	untilOpen(t, func() resilient.BreakerState { return store.BreakerFor(req) }, func() {
-		i++
-		store.Decide(context.Background(), core.Request{Policy: req.Policy, Key: fmt.Sprintf("trip%d", i)})
-	})
 }

@@ -33,7 +33,9 @@ type ClientIPConfig struct {
 	// balancers (see ParseTrustedProxies). Forwarding headers are honoured only
 	// on connections from one of them, and only the hops they appended are
 	// believed. Every address inside these prefixes is trusted to write
-	// forwarding headers, so list your proxies, not whole client networks.
+	// forwarding headers, so list your proxies, not whole client networks. A
+	// prefix with host bits set (netip.PrefixFrom(addr, 24) of a host's address)
+	// is refused: write the network, or the address's /32 or /128.
 	// Default: none, so only the TCP peer (r.RemoteAddr) counts.
 	TrustedProxies []netip.Prefix
 	// Header names the one forwarding header that the trusted proxies set
@@ -91,6 +93,9 @@ func NewClientIP(cfg ClientIPConfig) (*ClientIP, error) {
 	for i, p := range cfg.TrustedProxies {
 		if !p.IsValid() {
 			return nil, fmt.Errorf("keyfuncs: ClientIPConfig.TrustedProxies[%d] is not a valid prefix", i)
+		}
+		if err := checkMasked(p); err != nil {
+			return nil, fmt.Errorf("keyfuncs: ClientIPConfig.TrustedProxies[%d] %v: %w", i, p, err)
 		}
 		c.trusted = append(c.trusted, normalizePrefix(p))
 	}

@@ -45,7 +45,7 @@ func TestNewClientIPDefaults(t *testing.T) {
 
 func TestNewClientIPCopiesAndNormalizesConfig(t *testing.T) {
 	cfg := ClientIPConfig{
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("::ffff:10.1.2.3/104")},
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.0/104")},
 		Header:         XRealIP,
 	}
 	c := mustClientIP(t, cfg)
@@ -55,6 +55,17 @@ func TestNewClientIPCopiesAndNormalizesConfig(t *testing.T) {
 	}
 	if c.header != XRealIP {
 		t.Fatalf("header = %v, want X-Real-IP", c.header)
+	}
+}
+
+// A trusted prefix with host bits set is refused, not masked: "10.1.2.3/8" for the
+// address 10.1.2.3 would let all of 10.0.0.0/8 set the client's address.
+func TestNewClientIPRefusesHostBits(t *testing.T) {
+	for _, p := range []string{"10.1.2.3/8", "::ffff:10.1.2.3/104", "2001:db8::1/32"} {
+		_, err := NewClientIP(ClientIPConfig{TrustedProxies: []netip.Prefix{netip.MustParsePrefix(p)}})
+		if err == nil || !strings.Contains(err.Error(), "host bits set") || !strings.Contains(err.Error(), "TrustedProxies[0]") {
+			t.Errorf("%s: %v, want an error naming TrustedProxies[0] and its host bits", p, err)
+		}
 	}
 }
 

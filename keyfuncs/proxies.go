@@ -9,10 +9,11 @@ import (
 // ParseTrustedProxies parses a comma-separated list of CIDR prefixes and bare
 // addresses, such as "10.0.0.0/8, 192.0.2.1, 2001:db8::/32", as given to a
 // -trusted-proxies flag. A bare address stands for itself alone (/32 or /128).
-// Host bits are masked off ("10.1.2.3/8" is 10.0.0.0/8), IPv4-mapped IPv6 is
-// written as IPv4 and zones are dropped, as for the addresses compared against
-// them. Empty elements are ignored, so "" yields no prefixes. The error names the
-// first element that is neither a prefix nor an address.
+// IPv4-mapped IPv6 is written as IPv4 and zones are dropped, as for the addresses
+// compared against them. Empty elements are ignored, so "" yields no prefixes. The
+// error names the first element that is neither a prefix nor an address, or a
+// prefix with host bits set ("10.1.2.3/8" would trust all of 10.0.0.0/8 where
+// 10.1.2.3 alone was likely meant).
 func ParseTrustedProxies(csv string) ([]netip.Prefix, error) {
 	var prefixes []netip.Prefix
 	for element := range strings.SplitSeq(csv, ",") {
@@ -35,6 +36,9 @@ func parseTrustedProxy(element string) (netip.Prefix, error) {
 		if err != nil {
 			return netip.Prefix{}, fmt.Errorf("keyfuncs: trusted proxy %q: %w", element, err)
 		}
+		if err := checkMasked(prefix); err != nil {
+			return netip.Prefix{}, fmt.Errorf("keyfuncs: trusted proxy %q: %w", element, err)
+		}
 		return normalizePrefix(prefix), nil
 	}
 	addr, err := netip.ParseAddr(element)
@@ -43,6 +47,17 @@ func parseTrustedProxy(element string) (netip.Prefix, error) {
 	}
 	addr = normalize(addr)
 	return netip.PrefixFrom(addr, addr.BitLen()), nil
+}
+
+// checkMasked refuses a prefix with host bits set: trusting it as masked trusts
+// the whole network, where a typo of the length ("10.1.2.3/8" for /32) would have
+// trusted 16M addresses to set the client's address without a word.
+func checkMasked(p netip.Prefix) error {
+	if masked := p.Masked(); p != masked {
+		return fmt.Errorf("host bits set: write %v for the network, or %v for the address alone",
+			masked, netip.PrefixFrom(p.Addr(), p.Addr().BitLen()))
+	}
+	return nil
 }
 
 // normalizePrefix masks a prefix and rewrites an IPv4-mapped IPv6 prefix

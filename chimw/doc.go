@@ -23,7 +23,8 @@
 //	r.With(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))).
 //		Get("/api/report", report)
 //
-// The same weights from the app-wide middleware alone, matched on chi's patterns:
+// Weights are better in the app-wide middleware's table, matched on chi's patterns:
+// the Retry-After of an app-wide refusal is then for the route's cost, not for 1.
 //
 //	r.Use(chimw.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))

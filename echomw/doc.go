@@ -26,7 +26,8 @@
 //	e.GET("/api/resource", resource)
 //	e.GET("/api/report", report, echomw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5)))
 //
-// or, with the weights in the app-wide middleware, matched on c.Path():
+// Weights are better in the app-wide middleware's table, matched on c.Path():
+// the Retry-After of an app-wide refusal is then for the route's cost, not for 1.
 //
 //	e.Use(echomw.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))

@@ -27,7 +27,8 @@
 //	r.GET("/api/resource", resource)
 //	r.GET("/api/report", ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5)), report)
 //
-// or, with the weights in the app-wide middleware, matched on c.FullPath():
+// Weights are better in the app-wide middleware's table, matched on c.FullPath():
+// the Retry-After of an app-wide refusal is then for the route's cost, not for 1.
 //
 //	r.Use(ginmw.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"/api/report": 5})))

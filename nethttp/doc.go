@@ -23,9 +23,10 @@
 //		httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))(report))
 //	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))(mux)
 //
-// or, with the weights in the middleware directly around the mux, matched on the
-// ServeMux pattern (which the middleware looks up before the mux routes the request;
-// around any other handler it cannot see the routes, and panics):
+// Weights are better in the table of the middleware directly around the mux (an outer
+// refusal's Retry-After is then for the route's cost, not for 1), matched on the ServeMux
+// pattern, which it looks up before the mux routes (around any other handler it cannot
+// see the routes, and panics):
 //
 //	handler := nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key),
 //		httplimit.WithRouteCosts(map[string]int64{"GET /api/report": 5}))(mux)

@@ -54,7 +54,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return config{}, errors.New("the concurrency limiter depends on how long requests run, which a trace does not say; simulate a rate algorithm")
 	}
 	var options []core.Option
-	if *burst != 0 {
+	if flagGiven(fs, "burst") {
+		if *burst < 1 { // core.WithBurst reads -1 as "no burst given": refuse it here
+			return config{}, fmt.Errorf("-burst %d: burst must be at least 1", *burst)
+		}
 		options = append(options, core.WithBurst(*burst))
 	}
 	policy, err := core.NewPolicy("simulated", alg, core.Rate{Limit: *limit, Period: *period}, options...)
@@ -75,6 +78,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 	default:
 		return config{}, fmt.Errorf("unknown -store %q (memory, embedded or redis)", *store)
+	}
+	if flagGiven(fs, "redis-addrs") && *store != "redis" {
+		return config{}, fmt.Errorf("-redis-addrs applies to -store redis, not -store %s", *store)
 	}
 	switch *format {
 	case "csv":

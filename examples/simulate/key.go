@@ -105,7 +105,7 @@ func bounded(key string) (string, error) {
 	case key == "":
 		return "", errNoKey
 	case len(key) > core.MaxKeyLength:
-		return "h:" + keyfuncs.HashSecret(key), nil
+		return hashedKey(key), nil
 	}
 	return key, nil
 }

@@ -16,7 +16,7 @@ import (
 // ends the replay when strict. A log line earlier than the line before it is
 // decided at that line's time: the virtual clock never runs backwards. When the
 // replay stops early, out still holds every decision made, each row whole.
-func replay(ctx context.Context, policy core.Policy, store core.Store, clock *virtualClock, src source, strict bool, out io.Writer, prog *progress) (_ *tally, err error) {
+func replay(ctx context.Context, policy core.Policy, store decider, clock *virtualClock, src source, strict bool, out io.Writer, prog *progress) (_ *tally, err error) {
 	w := bufio.NewWriter(out)
 	defer func() {
 		if flushErr := w.Flush(); err == nil {

@@ -12,8 +12,11 @@
 //	GET  /api/report         the same "api" bucket, cost 5
 //	GET  /api/export?ms=N    at most 2 in flight per client; works N ms (at most 5000)
 //	POST /login              stack: account (the body's username, PRECIS-normalised) 5/min,
-//	                         client IP 20/min, subnet 100/min; 400 for a form that cannot be parsed
+//	                         client IP 20/min, subnet 100/min; 400 for a body that is not a
+//	                         form or cannot be parsed
 //	GET  /metrics            Prometheus: ratelimit_decisions_total{policy,result}
+//
+// Each GET route also answers HEAD, limited and charged as its GET.
 //
 // Flags: -addr, -router nethttp|chi|gin|echo, -store memory|redis|embedded,
 // -redis-addrs, -algorithm, -limit, -period, -burst, -on-store-error

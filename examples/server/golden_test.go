@@ -50,6 +50,9 @@ func goldenSequence() []goldenStep {
 		goldenStep{method: "GET", target: "/api/resource", peer: other, headers: []string{"X-API-Key", "k-guess"}},
 		// Another spelling of alice's account shares her (spent) budget.
 		goldenStep{method: "POST", target: "/login", form: url.Values{"username": {"ALICE"}, "password": {loginPassword}}, peer: client},
+		// A HEAD is limited and charged as its GET is, on every router.
+		goldenStep{method: "HEAD", target: "/api/resource", peer: other},
+		goldenStep{method: "GET", target: "/api/resource", peer: other},
 	)
 	return steps
 }

@@ -149,6 +149,25 @@ func TestLoginFormNetHTTPRefusesIs400(t *testing.T) {
 	}
 }
 
+// TestLoginBodyThatIsNotAFormIs400: DESIGN's login answers 400 for a body that
+// cannot be parsed; a JSON body (or one with no Content-Type) is not a form, and got
+// 401, as if a username and password had been checked.
+func TestLoginBodyThatIsNotAFormIs400(t *testing.T) {
+	srv := startServer(t, "chi")
+	for _, contentType := range []string{"application/json", "", "text/plain"} {
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(`{"username":"alice","password":"correct-horse"}`))
+		if contentType != "" {
+			r.Header.Set("Content-Type", contentType)
+		}
+		r.RemoteAddr = "192.0.2.9:1000"
+		w := httptest.NewRecorder()
+		srv.handler.ServeHTTP(w, r)
+		if w.Code != http.StatusBadRequest {
+			t.Errorf("Content-Type %q: %d %s, want 400", contentType, w.Code, w.Body.String())
+		}
+	}
+}
+
 // TestLoginSpellingsShareOneBudget: Alice, ALICE and aLice, and the NFC and NFD
 // spellings of josé, each had their own 5/min budget.
 func TestLoginSpellingsShareOneBudget(t *testing.T) {

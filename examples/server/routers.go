@@ -52,12 +52,14 @@ func chiRouter(lims limiters, h routes) (http.Handler, error) {
 		return nil, err
 	}
 	r := chi.NewRouter()
-	r.Method(http.MethodGet, "/healthz", h.healthz)
-	r.With(mws.api).Method(http.MethodGet, "/api/resource", h.resource)
-	r.With(mws.report).Method(http.MethodGet, "/api/report", h.report)
-	r.With(mws.export).Method(http.MethodGet, "/api/export", h.export)
+	for _, method := range getAndHead {
+		r.Method(method, "/healthz", h.healthz)
+		r.With(mws.api).Method(method, "/api/resource", h.resource)
+		r.With(mws.report).Method(method, "/api/report", h.report)
+		r.With(mws.export).Method(method, "/api/export", h.export)
+		r.Method(method, "/metrics", h.metrics)
+	}
 	r.With(mws.login).Method(http.MethodPost, "/login", h.login)
-	r.Method(http.MethodGet, "/metrics", h.metrics)
 	return r, nil
 }
 
@@ -71,12 +73,14 @@ func ginRouter(lims limiters, h routes) (http.Handler, error) {
 	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) {
 		c.AbortWithStatus(http.StatusInternalServerError)
 	}))
-	r.GET("/healthz", gin.WrapH(h.healthz))
-	r.GET("/api/resource", mws.api, gin.WrapH(h.resource))
-	r.GET("/api/report", mws.report, gin.WrapH(h.report))
-	r.GET("/api/export", mws.export, gin.WrapH(h.export))
+	for _, method := range getAndHead {
+		r.Handle(method, "/healthz", gin.WrapH(h.healthz))
+		r.Handle(method, "/api/resource", mws.api, gin.WrapH(h.resource))
+		r.Handle(method, "/api/report", mws.report, gin.WrapH(h.report))
+		r.Handle(method, "/api/export", mws.export, gin.WrapH(h.export))
+		r.Handle(method, "/metrics", gin.WrapH(h.metrics))
+	}
 	r.POST("/login", mws.login, gin.WrapH(h.login))
-	r.GET("/metrics", gin.WrapH(h.metrics))
 	return r, nil
 }
 
@@ -87,14 +91,22 @@ func echoRouter(lims limiters, h routes) (http.Handler, error) {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.GET("/healthz", echo.WrapHandler(h.healthz))
-	e.GET("/api/resource", echo.WrapHandler(h.resource), mws.api)
-	e.GET("/api/report", echo.WrapHandler(h.report), mws.report)
-	e.GET("/api/export", echo.WrapHandler(h.export), mws.export)
+	for _, method := range getAndHead {
+		e.Add(method, "/healthz", echo.WrapHandler(h.healthz))
+		e.Add(method, "/api/resource", echo.WrapHandler(h.resource), mws.api)
+		e.Add(method, "/api/report", echo.WrapHandler(h.report), mws.report)
+		e.Add(method, "/api/export", echo.WrapHandler(h.export), mws.export)
+		e.Add(method, "/metrics", echo.WrapHandler(h.metrics))
+	}
 	e.POST("/login", echo.WrapHandler(h.login), mws.login)
-	e.GET("/metrics", echo.WrapHandler(h.metrics))
 	return e, nil
 }
+
+// getAndHead are the methods of the GET routes. net/http's ServeMux serves HEAD with a
+// GET pattern; the other routers are told to, so that a HEAD is limited, and charged,
+// as its GET is on every router (it was a 405 or a 404, never limited, on chi, gin
+// and echo).
+var getAndHead = []string{http.MethodGet, http.MethodHead}
 
 // middlewares are one router's adapters of the shared limiters.
 type middlewares[M any] struct{ api, report, export, login M }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -104,6 +105,12 @@ func requireKnownKey(valid keyfuncs.APIKeyValidator, next http.Handler) http.Han
 // rate limit's key function does (keyfuncs.FormUsername): "Alice" is alice.
 func login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if !isForm(r.Header.Get("Content-Type")) {
+		// A JSON or untyped body is not a form: 400, not a 401 for the missing fields.
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "the body is not a form (application/x-www-form-urlencoded or multipart/form-data)\n")
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = io.WriteString(w, "the form cannot be parsed\n")
@@ -121,4 +128,10 @@ func login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = io.WriteString(w, "welcome\n")
+}
+
+// isForm reports whether contentType is one of the form encodings net/http parses.
+func isForm(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mediaType == "application/x-www-form-urlencoded" || mediaType == "multipart/form-data")
 }

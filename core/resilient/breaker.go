@@ -115,6 +115,7 @@ type transition struct {
 	failures int64         // to open from closed: the failures of the window
 	calls    int64         // to open from closed: the calls of the window
 	inARow   int64         // to open from closed: the failed calls since the last answered one
+	atCheck  bool          // to open from closed: opened by Check, whose calls the window does not count
 }
 
 // closed reports whether decisions may call the store.
@@ -177,11 +178,39 @@ func (b *breaker) confirmed(reachable bool, now int64) *transition {
 		return nil
 	}
 	calls, failures := b.window(now / b.width)
+	b.openAt(now)
+	return &transition{from: BreakerClosed, to: BreakerOpen, failures: failures, calls: calls, inARow: b.streak.Load()}
+}
+
+// confirming reports whether a confirming probe of traffic's failures is out: its
+// outcome decides b.
+func (b *breaker) confirming() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.suspect
+}
+
+// openedByCheck opens b at now: Check's calls and then a confirming probe found the
+// store unreachable. It leaves b as it is when b is no longer closed, or a confirming
+// probe of traffic's failures is out (whose outcome decides b), and never touches the
+// window, which counts traffic's calls only.
+func (b *breaker) openedByCheck(now int64) *transition {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed() || b.suspect {
+		return nil
+	}
+	b.openAt(now)
+	return &transition{from: BreakerClosed, to: BreakerOpen, atCheck: true}
+}
+
+// openAt opens the closed breaker b at now, its first probe a cooldown later.
+// Requires b.mu.
+func (b *breaker) openAt(now int64) {
 	b.state.Store(int32(BreakerOpen))
 	b.nextProbe = now + b.policy.cooldown
 	b.good = 0
 	b.since = now
-	return &transition{from: BreakerClosed, to: BreakerOpen, failures: failures, calls: calls, inARow: b.streak.Load()}
 }
 
 // window sums the buckets of the window that ends in epoch. Requires b.mu.

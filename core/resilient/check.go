@@ -45,11 +45,54 @@ func checkPolicies() []core.Policy {
 // wrong shape): fix the deployment; it is logged at error level. It wraps
 // core.ErrStoreUnavailable when the store did not answer: the failure modes will
 // decide until it does; it is logged at warn level. A server may choose to start in
-// that case.
+// that case. Check then sends the probe that failures in traffic ask for, within ctx
+// and at most five times the deadline's ceiling (1 s by default), and when it finds
+// the store, or on a Cluster the failed call's master, unreachable too, opens the
+// breaker that decides that call, so that the first requests are decided in the
+// failure modes, as in any confirmed outage. A call that was never sent because the
+// client was saturated (ErrOverload) opens nothing.
 func (s *Store) Check(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	failed, err := s.checkCalls(ctx)
+	if errors.Is(err, core.ErrStoreUnavailable) && !errors.Is(err, ErrOverload) {
+		s.confirmUnreachable(ctx, failed)
+	}
+	return err
+}
+
+// confirmUnreachable sends, before it returns, the confirming probes that failures
+// of failed's calls in traffic would ask for: the store-wide one, then, when the store
+// answers elsewhere, that of failed's Cluster slot, whose master may be down alone
+// (it is then marked stuck, and every key it holds follows its failure mode). Left
+// closed after a failed Check, the breakers waited for traffic to fail: a server
+// started while Redis was down refused its first clients' keys in Local mode, as
+// slow calls refuse a key no answer is known for, with 429s to clients that had spent
+// nothing (found by a run of the reference server against a dead Redis).
+func (s *Store) confirmUnreachable(ctx context.Context, failed *core.Request) {
+	s.openIfUnreachable(ctx, s.breaker, -1)
+	if slot := s.slots.of(failed); slot >= 0 && s.breaker.closed() {
+		s.openIfUnreachable(ctx, s.slots.breakerOf(slot), slot)
+	}
+}
+
+// openIfUnreachable opens b, slot's breaker (the store's for -1), when its confirming
+// probe finds the store unreachable. A breaker that is not closed, or whose
+// confirmation traffic has already asked for, is left to that: Check's probe would
+// add nothing (and many Checks in an outage would each send one).
+func (s *Store) openIfUnreachable(ctx context.Context, b *breaker, slot int) {
+	if !b.closed() || b.confirming() {
+		return
+	}
+	if reachable, ok, key := s.confirmingProbe(ctx, slot); ok && !reachable {
+		s.breakerOpened(b.openedByCheck(s.now()), slot, key)
+	}
+}
+
+// checkCalls makes Check's calls, stopping at the first that fails, and returns its
+// request (for a stack, its first member) and error.
+func (s *Store) checkCalls(ctx context.Context) (*core.Request, error) {
 	lease := uint64(time.Now().UnixNano())
 	var rates []core.Request
 	for _, p := range checkPolicies() {
@@ -67,10 +110,10 @@ func (s *Store) Check(ctx context.Context) error {
 			}
 			return err
 		}); err != nil {
-			return err
+			return &req, err
 		}
 	}
-	return s.check(ctx, "stack", func(ctx context.Context) error {
+	return &rates[0], s.check(ctx, "stack", func(ctx context.Context) error {
 		results := make([]core.Result, len(rates))
 		if _, err := s.shared.DecideStack(ctx, rates, results); err != nil {
 			return err

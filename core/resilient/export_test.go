@@ -6,8 +6,9 @@ type ContextBounded = contextBounded
 var KeyType = keyType
 
 var (
-	SlotOf      = slotOf
-	ProbePolicy = probePolicy
+	SlotOf        = slotOf
+	ProbePolicy   = probePolicy
+	CheckPolicies = checkPolicies
 )
 
 const CheckKey = checkKey

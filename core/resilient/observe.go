@@ -136,6 +136,9 @@ func (s *Store) breakerChanged(tr *transition, slot int) {
 		which = "circuit breaker of hash slot " + strconv.Itoa(slot) // a Cluster slot, or the same hashing on one server
 	}
 	switch {
+	case tr.atCheck:
+		log.Warn(fmt.Sprintf("ratelimit: start-up check: shared store unreachable; %s open, next probe in %v", which, s.cfg.cooldown),
+			"store", s.cfg.storeName, "slot", slot, "cooldown", s.cfg.cooldown)
 	case tr.to == BreakerOpen && tr.from == BreakerClosed:
 		log.Warn(fmt.Sprintf("ratelimit: shared store failing; %s open, next probe in %v", which, s.cfg.cooldown),
 			"store", s.cfg.storeName, "slot", slot, "failures", tr.failures, "calls", tr.calls, "in_a_row", tr.inARow, "cooldown", s.cfg.cooldown)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/redisstore"
 	"github.com/go-ratelimit/ratelimit/core/redisstore/redistest"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 )
@@ -82,5 +83,60 @@ func TestRedisStartupCheck(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > 2*time.Second {
 		t.Fatalf("Check waited %v with a ctx of 300ms", waited)
+	}
+	// The outage is confirmed: a client no answer is known for is decided in Local
+	// mode from its first request, not refused as a slow call.
+	if got := g.store.Breaker(); got != resilient.BreakerOpen {
+		t.Fatalf("breaker %v after Check found Redis dead, want open", got)
+	}
+	if res, err := g.store.Decide(ctx, core.Request{Policy: tenPerMinute, Key: "ip:192.0.2.77"}); err != nil || !res.Allowed || res.Remaining != 9 {
+		t.Fatalf("a new client's first request: %+v, %v; want admitted by Local mode with 9 left", res, err)
+	}
+}
+
+// TestRedisStartupCheck's outage on a real 3-master Cluster, one master of which is
+// killed before the start: the one that serves the key of Check's first call, so
+// Check fails. The store-wide breaker stays closed (its probe reaches another
+// master), the failed slot's breaker opens before Check returns, and with it every
+// key of the dead master follows Local mode from its first request, while a key of
+// a live master is decided by Redis.
+func TestRedisStartupCheckOnAClusterWithADeadMaster(t *testing.T) {
+	c := redistest.StartCluster(t, 3)
+	first := resilient.CheckPolicies()[0]
+	shared, err := redisstore.Dial(c.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := c.MasterOf(resilient.SlotOf(shared.Key(first, resilient.CheckKey)))
+	deadKey := clusterKey(t, c, tenPerMinute, dead, "ip:192.0.2.")
+	liveKey := clusterKey(t, c, tenPerMinute, (dead+1)%3, "ip:198.51.100.")
+	if err := c.Servers[dead].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := resilient.New(shared, resilient.WithBreaker(3, faultCooldown))
+	if err != nil {
+		shared.Close()
+		t.Fatal(err)
+	}
+	defer store.Close() // closes shared too
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := store.Check(ctx); !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("Check with master %d dead: %v, want unavailable", dead, err)
+	}
+	if got := store.Breaker(); got != resilient.BreakerClosed {
+		t.Fatalf("one dead master of three opened the store-wide breaker (%v)", got)
+	}
+	for _, tc := range []struct {
+		key string
+		via string
+	}{{deadKey, "Local mode"}, {liveKey, "Redis"}} {
+		res, err := store.Decide(ctx, core.Request{Policy: tenPerMinute, Key: tc.key})
+		if err != nil || !res.Allowed || res.Remaining != 9 {
+			t.Fatalf("a new client's first request (%s): %+v, %v; want admitted by %s with 9 left", tc.key, res, err, tc.via)
+		}
+	}
+	if !store.Fallback(tenPerMinute.Name()) {
+		t.Error("the dead master's key was not decided in the policy's failure mode")
 	}
 }

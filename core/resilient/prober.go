@@ -116,30 +116,50 @@ func (s *Store) confirm(b *breaker, slot int) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		var reachable, ok bool
-		var key string
-		if slot >= 0 {
-			var found bool
-			if key, found = s.slots.probeKey(slot, probePolicy); !found {
-				b.confirmed(true, s.now())
-				return
-			}
-			reachable, ok = s.probeCall(key, confirmMultiple*s.deadline.ceiling)
-		} else {
-			reachable, ok = s.probeStoreWide(confirmMultiple * s.deadline.ceiling)
-		}
-		if !ok {
-			b.confirmed(true, s.now())
-			return
-		}
-		if tr := b.confirmed(reachable, s.now()); tr != nil {
-			s.breakerChanged(tr, slot)
-			if slot >= 0 {
-				s.stuckMaster(s.slots.opened(slot, s.slots.namer.Key(probePolicy, key)), slot)
-			}
-			s.wake()
-		}
+		s.confirmNow(b, slot)
 	}()
+}
+
+// confirmNow is confirm's probe, sent and recorded before it returns.
+func (s *Store) confirmNow(b *breaker, slot int) {
+	reachable, ok, key := s.confirmingProbe(context.Background(), slot)
+	if !ok {
+		b.confirmed(true, s.now())
+		return
+	}
+	s.breakerOpened(b.confirmed(reachable, s.now()), slot, key)
+}
+
+// confirmingProbe sends the probe that confirms the failures of slot's breaker (the
+// store's for -1), bounded by ctx and confirmMultiple ceilings of the deadline: on a
+// key of slot, whose Redis key it returns, or store-wide. ok is false when it could
+// not tell (see probeCall), or slot has no probe key.
+func (s *Store) confirmingProbe(ctx context.Context, slot int) (reachable, ok bool, key string) {
+	d := confirmMultiple * s.deadline.ceiling
+	if slot < 0 {
+		reachable, ok = s.probeStoreWide(ctx, d)
+		return reachable, ok, ""
+	}
+	key, found := s.slots.probeKey(slot, probePolicy)
+	if !found {
+		return false, false, ""
+	}
+	reachable, ok = s.probeCall(ctx, key, d)
+	return reachable, ok, key
+}
+
+// breakerOpened reports tr, a change of slot's breaker (the store's for -1), found by
+// a probe on key; when it opened the breaker, it marks slot's master stuck and wakes
+// the prober.
+func (s *Store) breakerOpened(tr *transition, slot int, key string) {
+	if tr == nil {
+		return
+	}
+	s.breakerChanged(tr, slot)
+	if slot >= 0 {
+		s.stuckMaster(s.slots.opened(slot, s.slots.namer.Key(probePolicy, key)), slot)
+	}
+	s.wake()
 }
 
 // probeStoreWide is the confirming probe of the store-wide breaker, within d. Where
@@ -150,22 +170,22 @@ func (s *Store) confirm(b *breaker, slot int) {
 // the store-wide breaker whenever that master served checkKey, and sent the healthy
 // masters' keys to their failure modes for as long as it was stuck
 // (TestQuietServiceOnAClusterWithAStuckMasterKeepsTheOthersShared).
-func (s *Store) probeStoreWide(d time.Duration) (reachable, ok bool) {
+func (s *Store) probeStoreWide(ctx context.Context, d time.Duration) (reachable, ok bool) {
 	if s.slots == nil {
-		return s.probeCall(checkKey, d)
+		return s.probeCall(ctx, checkKey, d)
 	}
 	opposite := (slotOf(s.slots.namer.Key(probePolicy, checkKey)) + clusterSlots/2) % clusterSlots
 	other, found := s.slots.probeKey(opposite, probePolicy)
 	if !found {
-		return s.probeCall(checkKey, d)
+		return s.probeCall(ctx, checkKey, d)
 	}
 	var otherReachable, otherOK bool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		otherReachable, otherOK = s.probeCall(other, d)
+		otherReachable, otherOK = s.probeCall(ctx, other, d)
 	}()
-	reachable, ok = s.probeCall(checkKey, d)
+	reachable, ok = s.probeCall(ctx, checkKey, d)
 	<-done
 	if reachable && ok || otherReachable && otherOK {
 		return true, true
@@ -177,7 +197,7 @@ func (s *Store) probeStoreWide(d time.Duration) (reachable, ok bool) {
 // the deadline's ceiling, and reports its outcome to b (slot's breaker, or the
 // store's for -1).
 func (s *Store) probe(b *breaker, slot int, key string) {
-	reachable, ok := s.probeCall(key, s.deadline.ceiling)
+	reachable, ok := s.probeCall(context.Background(), key, s.deadline.ceiling)
 	if !ok {
 		return
 	}
@@ -196,13 +216,13 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 
 // probeCall decides one request of the probe policy on key with the shared store
 // within d, reports the call to the observers, and reports whether the store decided
-// it; ok is false when Close cancelled it, or when it timed out late (see late): the
-// client was too busy to tell. An answer that is not a decision (a permanent error)
+// it; ok is false when Close or parent cancelled it, or when it timed out late (see
+// late): the client was too busy to tell. An answer that is not a decision (a permanent error)
 // does not close a breaker: a client in trouble can report errors it does not know
 // as permanent ones, and only a decision shows that decisions work again.
-func (s *Store) probeCall(key string, d time.Duration) (reachable, ok bool) {
+func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	go func() {
 		select {

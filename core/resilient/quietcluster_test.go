@@ -2,6 +2,7 @@ package resilient_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -156,5 +157,31 @@ func TestStackWithAMemberOnAStuckMasterGoesToLocalMode(t *testing.T) {
 	waitFor(t, "a login in Local mode", login)
 	if !s.Fallback("login-ip") || !s.Fallback("login-account") {
 		t.Errorf("fallback of login-ip %v, of login-account %v; want both in Local mode", s.Fallback("login-ip"), s.Fallback("login-account"))
+	}
+}
+
+// A start-up Check that fails on the keys of one stuck master of two leaves the
+// store-wide breaker closed: its confirming probe reaches the other master too, as
+// the confirming probe of failures in traffic does, and the healthy master's keys
+// stay on Redis. The failed call's slot is confirmed on its own, and its breaker
+// opens.
+func TestCheckWithOneStuckMasterKeepsTheBreakerClosed(t *testing.T) {
+	clock := storetest.NewClock()
+	fake := &twoMasters{fakeShared: newFakeShared(t, clock)}
+	first := resilient.CheckPolicies()[0]
+	fake.stuckHalf = resilient.SlotOf(fake.Key(first, resilient.CheckKey)) >= 8192
+	s, err := resilient.New(fake, resilient.WithClock(clock.Now), resilient.WithDeadline(rigDeadline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Check(context.Background()); !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("Check with the master of its first key stuck: %v, want unavailable", err)
+	}
+	if got := s.Breaker(); got != resilient.BreakerClosed {
+		t.Fatalf("one stuck master of two opened the store-wide breaker (%v)", got)
+	}
+	if got := s.BreakerFor(core.Request{Policy: first, Key: resilient.CheckKey}); got != resilient.BreakerOpen {
+		t.Fatalf("the breaker of the failed call's slot is %v, want open: its master is stuck", got)
 	}
 }

@@ -81,15 +81,24 @@ func (sb *slotBreakers) record(slot int, o outcome, now int64) *breaker {
 		if o != failed {
 			return nil
 		}
-		b = newBreaker(sb.policy)
-		if !sb.breakers[slot].CompareAndSwap(nil, b) {
-			b = sb.breakers[slot].Load()
-		}
+		b = sb.breakerOf(slot)
 	}
 	if b.record(o, now) {
 		return b
 	}
 	return nil
+}
+
+// breakerOf is slot's breaker, created when the slot has none yet.
+func (sb *slotBreakers) breakerOf(slot int) *breaker {
+	b := sb.breakers[slot].Load()
+	if b == nil {
+		b = newBreaker(sb.policy)
+		if !sb.breakers[slot].CompareAndSwap(nil, b) {
+			b = sb.breakers[slot].Load()
+		}
+	}
+	return b
 }
 
 // opened records that slot's breaker opened; key is a Redis key in slot. It returns

@@ -172,19 +172,30 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
+// MasterOf is the index in Servers of the master that serves slot, as c was
+// started: master i serves the i-th equal share of the slots.
+func (c *Cluster) MasterOf(slot int) int {
+	n := len(c.Servers)
+	for i := range n - 1 {
+		if slot < (i+1)*slots/n {
+			return i
+		}
+	}
+	return n - 1
+}
+
 // KeyOn is the first of prefix0, prefix1, … whose Redis key, as name makes it, lives
 // on master (which serves the master-th equal share of the slots, as c was started).
 func (c *Cluster) KeyOn(master int, prefix string, name func(key string) string) (string, error) {
 	client := c.Servers[0].NewClient()
 	defer client.Close()
-	n := len(c.Servers)
 	for i := 0; i < 10_000; i++ {
 		key := prefix + strconv.Itoa(i)
 		slot, err := client.ClusterKeySlot(context.Background(), name(key)).Result()
 		if err != nil {
 			return "", fmt.Errorf("redistest: CLUSTER KEYSLOT: %w", err)
 		}
-		if int(slot) >= master*slots/n && int(slot) < (master+1)*slots/n {
+		if c.MasterOf(int(slot)) == master {
 			return key, nil
 		}
 	}

@@ -11,4 +11,7 @@ var (
 	CheckPolicies = checkPolicies
 )
 
-const CheckKey = checkKey
+const (
+	CheckKey      = checkKey
+	ProbeAttempts = probeAttempts
+)

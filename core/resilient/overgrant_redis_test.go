@@ -380,14 +380,23 @@ func TestRedisRecoveryWithoutTraffic(t *testing.T) {
 	stop := make(chan struct{})
 	r := drive(stores, p, key, 8, 5*time.Millisecond, stop)
 	after(t, 500*time.Millisecond, srv.Pause)
-	time.Sleep(time.Second)
-	close(stop)
-	r.wait()
-	for i, s := range stores {
-		if s.Breaker() == resilient.BreakerClosed && !s.Fallback("api") {
-			t.Fatalf("replica %d did not fall back while Redis was stuck", i)
+	paused := time.Now()
+	// The outage is confirmed by a probe that has 1 s to find Redis unreachable.
+	for end := paused.Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		fellBack := true
+		for _, s := range stores {
+			fellBack = fellBack && s.Breaker() != resilient.BreakerClosed && s.Fallback("api")
+		}
+		if fellBack {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the replicas did not fall back within 5 s while Redis was stuck (breakers %v, %v)", stores[0].Breaker(), stores[1].Breaker())
 		}
 	}
+	t.Logf("both replicas in Local mode %v after Redis stopped", time.Since(paused).Round(10*time.Millisecond))
+	close(stop)
+	r.wait()
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}

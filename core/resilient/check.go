@@ -47,8 +47,8 @@ func checkPolicies() []core.Policy {
 // decide until it does; it is logged at warn level. A server may choose to start in
 // that case. Check then sends the probe that failures in traffic ask for, within ctx
 // and at most five times the deadline's ceiling (1 s by default), and when it finds
-// the store, or on a Cluster the failed call's master, unreachable too, opens the
-// breaker that decides that call, so that the first requests are decided in the
+// the store, or on a Cluster the failed call's master, unreachable too (or still
+// timing out when ctx's deadline comes), opens the breaker that decides that call, so that the first requests are decided in the
 // failure modes, as in any confirmed outage. A call that was never sent because the
 // client was saturated (ErrOverload) opens nothing.
 func (s *Store) Check(ctx context.Context) error {

@@ -15,3 +15,6 @@ const (
 	CheckKey      = checkKey
 	ProbeAttempts = probeAttempts
 )
+
+// Confirming reports whether a confirming probe of the store-wide breaker is out.
+func (s *Store) Confirming() bool { return s.breaker.confirming() }

@@ -179,18 +179,29 @@ func (s *Store) probeStoreWide(ctx context.Context, d time.Duration) (reachable,
 	if !found {
 		return s.probeCall(ctx, checkKey, d)
 	}
-	var otherReachable, otherOK bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		otherReachable, otherOK = s.probeCall(ctx, other, d)
-	}()
-	reachable, ok = s.probeCall(ctx, checkKey, d)
-	<-done
-	if reachable && ok || otherReachable && otherOK {
+	probes, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct{ reachable, ok bool }
+	answers := make(chan answer, 2)
+	for _, key := range []string{checkKey, other} {
+		go func() {
+			reachable, ok := s.probeCall(probes, key, d)
+			answers <- answer{reachable, ok}
+		}()
+	}
+	ok = true
+	for range 2 {
+		a := <-answers
+		if a.reachable && a.ok {
+			reachable = true
+			cancel() // the other key's answer would add nothing: a stuck master's takes all of d
+		}
+		ok = ok && a.ok
+	}
+	if reachable {
 		return true, true
 	}
-	return false, ok && otherOK
+	return false, ok
 }
 
 // probe decides one request of the probe policy on key with the shared store, under
@@ -222,13 +233,17 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // does not know as permanent ones, and only a decision shows that decisions work
 // again.
 //
-// The probe has all of d: a timeout of the client's own that ends a call sooner (a
+// The probe has all of d. A timeout of the client's own that ends a call sooner (a
 // Redis client's dial or read timeout, 100 and 200 ms from redisstore.Dial) is tried
-// again in what is left of d, at most probeAttempts times in all. On a saturated CPU
-// such a timeout is the client's: a confirming probe's dial timed out after 459 ms of
-// its 1 s, opened the breaker of a healthy Redis, and Local mode granted 19 on top of
-// Redis's 38 against a bound of 45 (TestRedisSaturatedClientStaysWithinBound, 1 run in
-// about 40). A refused connection, or any other answer, ends the probe at once.
+// again, in at most probeAttempts calls spread over d: after many failed dials,
+// go-redis repeats the last dial error at once, and calls back to back would spend
+// none of d. On a saturated CPU such a timeout is the client's: a confirming probe's
+// dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and
+// Local mode granted 16–19 on top of Redis's 38–40 against a bound of 45
+// (TestRedisSaturatedClientStaysWithinBound, about 1 run in 60). A refused
+// connection, or any other answer, ends the probe at once. When parent's deadline
+// ends a probe whose calls had timed out, ok is true: the store did not answer for as
+// long as the caller could wait (a Check with a short ctx).
 func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
 	ctx, cancel := context.WithCancel(parent)
@@ -241,26 +256,52 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 		}
 	}()
 	start := time.Now()
-	for attempt := 1; ; attempt++ {
+	spacing := d / probeAttempts
+	var o outcome
+	var kind ErrorKind
+	var latency time.Duration
+	timedOutBefore := false
+	for attempt := 1; attempt <= probeAttempts; attempt++ {
+		remaining := d
+		if attempt > 1 {
+			if !sleepUntil(ctx, start.Add(time.Duration(attempt-1)*spacing)) {
+				return false, errors.Is(parent.Err(), context.DeadlineExceeded)
+			}
+			if remaining = d - time.Since(start); remaining <= 0 {
+				break
+			}
+		}
 		callStart := time.Now()
-		err, timedOut := s.guard.run(ctx, d-callStart.Sub(start), func(ctx context.Context) error {
+		err, timedOut := s.guard.run(ctx, remaining, func(ctx context.Context) error {
 			_, err := s.shared.Decide(ctx, req)
 			return err
 		})
-		o, kind := classify(ctx, err, timedOut)
+		o, kind = classify(ctx, err, timedOut)
 		if o == canceled || errors.Is(err, ErrClosed) {
-			return false, false
+			return false, timedOutBefore && errors.Is(parent.Err(), context.DeadlineExceeded)
 		}
 		s.storeCall(time.Since(callStart), kind, err)
-		latency := time.Since(start)
-		if o == failed && kind == KindTimeout && !timedOut && latency < d && attempt < probeAttempts {
-			continue
+		latency = time.Since(start)
+		if o != failed || kind != KindTimeout || timedOut {
+			break // an answer, another error, or the end of d
 		}
-		return o == succeeded, !(o == failed && kind == KindTimeout && late(latency, d))
+		timedOutBefore = true
+	}
+	return o == succeeded, !(o == failed && kind == KindTimeout && late(latency, d))
+}
+
+// sleepUntil waits until t, or until ctx ends, and reports whether it reached t.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
-// probeAttempts bounds the calls of one probe (see probeCall): a client's own timeouts
-// take 100 ms or more each, so a 1 s probe needs few; the bound only keeps a client
-// that reports timeouts at once from spinning.
+// probeAttempts bounds the calls of one probe, spread over its budget (see
+// probeCall): at most one starts in each tenth of it.
 const probeAttempts = 10

@@ -2,9 +2,12 @@ package resilient_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/resilient"
@@ -23,20 +26,26 @@ func (clientTimeout) Temporary() bool { return true }
 // redisstore wraps it.
 var errDialTimeout = fmt.Errorf("policy %q: %w: %w", "api", core.ErrStoreUnavailable, clientTimeout{})
 
-// probeTimesOut is a store whose traffic calls fail with trafficErr, and whose probes
-// fail with the client's own timeout, at once, until timeouts of them have; then the
-// probes are answered.
+// probeTimesOut is a store whose traffic calls fail with trafficErr, and whose first
+// timeouts probe calls fail at once with the client's own timeout; later probe calls
+// are answered. Each probe call's time is kept.
 type probeTimesOut struct {
 	*fakeShared
 	trafficErr error
 	timeouts   int64
 	probes     atomic.Int64
+
+	mu      sync.Mutex
+	probeAt []time.Time
 }
 
 func (f *probeTimesOut) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	if req.Policy.Name() != resilient.ProbePolicy.Name() {
 		return core.Result{}, f.trafficErr
 	}
+	f.mu.Lock()
+	f.probeAt = append(f.probeAt, time.Now())
+	f.mu.Unlock()
 	if f.probes.Add(1) <= f.timeouts {
 		return core.Result{}, errDialTimeout
 	}
@@ -68,8 +77,8 @@ func TestConfirmingProbeRetriesTheClientsOwnTimeouts(t *testing.T) {
 			}
 			r := newRigOver(t, clock, f, resilient.WithDeadline(testDeadline))
 			tc.confirm(t, r)
-			waitFor(t, "the probe's third call, or an open breaker", func() bool {
-				return f.probes.Load() >= 3 || r.store.Breaker() == resilient.BreakerOpen
+			waitFor(t, "the probe's outcome", func() bool {
+				return f.probes.Load() >= 3 && !r.store.Confirming() || r.store.Breaker() == resilient.BreakerOpen
 			})
 			if got := r.store.Breaker(); got != resilient.BreakerClosed {
 				t.Fatalf("breaker %v after %d calls of the probe, the third answered; want closed", got, f.probes.Load())
@@ -78,9 +87,10 @@ func TestConfirmingProbeRetriesTheClientsOwnTimeouts(t *testing.T) {
 	}
 }
 
-// A probe whose every call ends in the client's own timeout confirms the outage, and
-// a client that reports such timeouts at once does not spin: a bounded number of calls.
-// A refused connection confirms it at the first call.
+// A probe whose every call ends in the client's own timeout confirms the outage. Its
+// calls are spread over its second, at most ProbeAttempts of them: go-redis repeats its
+// last dial error at once after many failed dials, and calls back to back would have
+// spent none of the second. A refused connection confirms it at the first call.
 func TestConfirmingProbeEndsOnAnOutage(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -102,9 +112,72 @@ func TestConfirmingProbeEndsOnAnOutage(t *testing.T) {
 			if got := r.store.Breaker(); got != resilient.BreakerOpen {
 				t.Fatalf("breaker %v after the probe failed, want open", got)
 			}
-			if got := f.probes.Load(); got != tc.wantCalls {
-				t.Fatalf("the probe made %d calls, want %d", got, tc.wantCalls)
+			calls := f.probes.Load()
+			if calls < 1 || calls > tc.wantCalls || tc.wantCalls > 1 && calls < tc.wantCalls-1 {
+				t.Fatalf("the probe made %d calls, want %d (one fewer when its timer ran late)", calls, tc.wantCalls)
+			}
+			// The budget is 5 ceilings of the deadline, 1 s: a tenth of it between
+			// the starts of calls, so at least (calls-2) tenths from the first to the last.
+			span := f.probeAt[len(f.probeAt)-1].Sub(f.probeAt[0])
+			if want := time.Duration(calls-2) * 100 * time.Millisecond; span < want {
+				t.Fatalf("the probe's %d calls spanned %v, want at least %v: spread over its second", calls, span, want)
 			}
 		})
+	}
+}
+
+// A Check whose ctx ends while its probe retries the client's own timeouts opens the
+// breaker: the store did not answer for as long as the caller could wait. (A ctx
+// cancelled before any call ended opens nothing: TestCheckHonoursItsCtxWhileConfirming.)
+func TestCheckWithAShortDeadlineStillConfirms(t *testing.T) {
+	clock := storetest.NewClock()
+	f := &probeTimesOut{fakeShared: newFakeShared(t, clock), trafficErr: errDialTimeout, timeouts: 1 << 40}
+	r := newRigOver(t, clock, f, resilient.WithDeadline(testDeadline))
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	defer cancel()
+	if err := r.store.Check(ctx); !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("Check: %v, want unavailable", err)
+	}
+	if got := r.store.Breaker(); got != resilient.BreakerOpen {
+		t.Fatalf("breaker %v after %d probe calls that timed out until Check's deadline, want open", got, f.probes.Load())
+	}
+}
+
+// twoMastersOneTimesOut is twoMasters whose stuck master's calls end in the client's
+// own timeout, counting the probe calls on checkKey.
+type twoMastersOneTimesOut struct {
+	*twoMasters
+	checkKeyProbes atomic.Int64
+}
+
+func (f *twoMastersOneTimesOut) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if req.Policy.Name() == resilient.ProbePolicy.Name() && req.Key == resilient.CheckKey {
+		f.checkKeyProbes.Add(1)
+	}
+	if f.stuck(req.Policy, req.Key) {
+		return core.Result{}, errDialTimeout
+	}
+	return f.fakeShared.Decide(ctx, req)
+}
+
+// The store-wide probe asks two keys on two masters at once; when one answers, the
+// other's probe ends, instead of retrying a stuck master's timeouts for the rest of
+// its second.
+func TestStoreWideProbeEndsWhenEitherKeyAnswers(t *testing.T) {
+	clock := storetest.NewClock()
+	f := &twoMastersOneTimesOut{twoMasters: &twoMasters{fakeShared: newFakeShared(t, clock)}}
+	first := resilient.CheckPolicies()[0]
+	f.stuckHalf = resilient.SlotOf(f.Key(first, resilient.CheckKey)) >= 8192 // checkKey's master is stuck
+	s, err := resilient.New(f, resilient.WithClock(clock.Now), resilient.WithDeadline(testDeadline), resilient.WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Check(context.Background())
+	if got := s.Breaker(); got != resilient.BreakerClosed {
+		t.Fatalf("one stuck master of two opened the store-wide breaker (%v)", got)
+	}
+	if got := f.checkKeyProbes.Load(); got > 2 {
+		t.Fatalf("the store-wide probe called checkKey's stuck master %d times after the other master answered, want at most 2", got)
 	}
 }

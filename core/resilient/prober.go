@@ -240,7 +240,7 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // none of d. On a saturated CPU such a timeout is the client's: a confirming probe's
 // dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and
 // Local mode granted 16–19 on top of Redis's 38–40 against a bound of 45
-// (TestRedisSaturatedClientStaysWithinBound, about 1 run in 60). A refused
+// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). A refused
 // connection, or any other answer, ends the probe at once. When parent's deadline
 // ends a probe whose calls had timed out, ok is true: the store did not answer for as
 // long as the caller could wait (a Check with a short ctx).

@@ -48,9 +48,10 @@ func checkPolicies() []core.Policy {
 // that case. Check then sends the probe that failures in traffic ask for, within ctx
 // and at most five times the deadline's ceiling (1 s by default), and when it finds
 // the store, or on a Cluster the failed call's master, unreachable too (or still
-// timing out when ctx's deadline comes), opens the breaker that decides that call, so that the first requests are decided in the
-// failure modes, as in any confirmed outage. A call that was never sent because the
-// client was saturated (ErrOverload) opens nothing.
+// timing out when ctx's deadline comes), opens the breaker that decides that call,
+// so that the first requests are decided in the failure modes, as in any confirmed
+// outage. A call that was never sent because the client was saturated (ErrOverload)
+// opens nothing.
 func (s *Store) Check(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed

@@ -260,7 +260,6 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 	var o outcome
 	var kind ErrorKind
 	var latency time.Duration
-	timedOutBefore := false
 	for attempt := 1; attempt <= probeAttempts; attempt++ {
 		remaining := d
 		if attempt > 1 {
@@ -278,14 +277,14 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 		})
 		o, kind = classify(ctx, err, timedOut)
 		if o == canceled || errors.Is(err, ErrClosed) {
-			return false, timedOutBefore && errors.Is(parent.Err(), context.DeadlineExceeded)
+			// attempt > 1: the calls before this one timed out
+			return false, attempt > 1 && errors.Is(parent.Err(), context.DeadlineExceeded)
 		}
 		s.storeCall(time.Since(callStart), kind, err)
 		latency = time.Since(start)
 		if o != failed || kind != KindTimeout || timedOut {
 			break // an answer, another error, or the end of d
 		}
-		timedOutBefore = true
 	}
 	return o == succeeded, !(o == failed && kind == KindTimeout && late(latency, d))
 }

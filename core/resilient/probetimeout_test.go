@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,17 +16,11 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
-// clientTimeout is a timeout of the Redis client's own, as a dial that did not finish
-// within its DialTimeout reports it: a net.Error whose Timeout is true.
-type clientTimeout struct{}
-
-func (clientTimeout) Error() string   { return "dial tcp 127.0.0.1:6379: i/o timeout" }
-func (clientTimeout) Timeout() bool   { return true }
-func (clientTimeout) Temporary() bool { return true }
-
-// errDialTimeout is a decision that failed on the client's dial timeout, wrapped as
-// redisstore wraps it.
-var errDialTimeout = fmt.Errorf("policy %q: %w: %w", "api", core.ErrStoreUnavailable, clientTimeout{})
+// errDialTimeout is a decision that failed on the client's own dial timeout, as
+// redisstore wraps it: a net.Error whose Timeout is true, before any deadline of the
+// caller's.
+var errDialTimeout = fmt.Errorf("policy %q: %w: %w", "api", core.ErrStoreUnavailable,
+	&net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded})
 
 // probeTimesOut is a store whose traffic calls fail with trafficErr, and whose first
 // timeouts probe calls fail at once with the client's own timeout; later probe calls

@@ -39,10 +39,13 @@ func newHandler(store core.Store) http.Handler {
 	})
 	r.Get("/report", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })
 	// Per route: the login's stack, decided together with "api".
+	// A login without a username counts against its client's address as clientIP
+	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
+	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
 	r.With(chimw.Middleware(store, httplimit.Stack(
 		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
-	))).Post("/login", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })
+	), byAddress)).Post("/login", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })
 	return r
 }
 

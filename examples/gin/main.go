@@ -40,10 +40,13 @@ func newHandler(store core.Store) http.Handler {
 	r.GET("/items/:id", func(c *gin.Context) { c.String(http.StatusOK, "item "+c.Param("id")+"\n") })
 	r.GET("/report", func(c *gin.Context) { c.String(http.StatusOK, "report\n") })
 	// Per route: the login's stack, decided together with "api".
+	// A login without a username counts against its client's address as clientIP
+	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
+	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
 	r.POST("/login", ginmw.Middleware(store, httplimit.Stack(
 		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
-	)), func(c *gin.Context) { c.String(http.StatusOK, "checked\n") })
+	), byAddress), func(c *gin.Context) { c.String(http.StatusOK, "checked\n") })
 	return r
 }
 

@@ -98,6 +98,11 @@ func decide(ctx context.Context, store core.Store, api core.Policy) {
 
 // "Redis in production": resilient plus metrics, a complete function.
 func run(ctx context.Context) error {
+	registry := prometheus.NewRegistry()
+	metrics, err := prommetrics.New(registry)
+	if err != nil {
+		return err
+	}
 	shared, err := redisstore.Dial([]string{"10.0.0.5:6379"}) // several: Cluster; Sentinel, TLS: DialUniversal
 	if err != nil {
 		return err
@@ -105,17 +110,13 @@ func run(ctx context.Context) error {
 	if err := shared.CheckEviction(ctx); err != nil {
 		log.Print(err) // want maxmemory-policy noeviction: an evicted key gets its whole limit again
 	}
-	registry := prometheus.NewRegistry()
-	metrics, err := prommetrics.New(registry)
-	if err != nil {
-		return err
-	}
 	store, err := resilient.New(shared,
 		resilient.WithMode(resilient.Local),                   // the default failure mode
 		resilient.WithReplicas(4),                             // local mode enforces 1/4 per replica
 		resilient.WithPolicyMode("account", resilient.Closed), // per-policy override
 		resilient.WithMonitor(metrics))
 	if err != nil {
+		shared.Close()
 		return err
 	}
 	defer store.Close() // closes shared too

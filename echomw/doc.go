@@ -39,8 +39,8 @@
 // ServeMux that mounts the server, so keyfuncs.Route() and WithRouteCosts see
 // the endpoint here too.
 //
-// keyfuncs.FormField and FormUsername read a POST's field from the body only, as
-// c.Request().PostFormValue does. echo's c.FormValue falls back to the URL query:
-// a login handler that reads it would check "?username=alice" on a request the
-// limiter charged to the client address. Read such fields with PostFormValue.
+// keyfuncs.FormField and FormUsername require the field to be unambiguous across
+// the body and the URL query: a copy with another value (a decoy), or a POST's
+// field found only in the query, is refused with 400 before the handler runs. So
+// the handler may read the field with c.FormValue or PostFormValue alike.
 package echomw

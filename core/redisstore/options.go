@@ -97,9 +97,8 @@ func WithExpiryMargin(margin time.Duration) Option {
 const (
 	// DefaultBatchWindow is a suggested window for WithBatching. It is short against the
 	// server's time on a batch in flight, so the next batch is on its way before the
-	// server runs dry: on loopback with 64 goroutines, 20µs gave 111-117k decisions/s
-	// where 50µs and 100µs gave 89-97k, and its latency was no worse at 1, 8 or 64
-	// goroutines (BenchmarkLatency).
+	// server runs dry; longer windows gave less throughput and no better latency
+	// (docs/benchmarks.md, "Batched").
 	DefaultBatchWindow = 20 * time.Microsecond
 	// DefaultMaxBatch is a suggested maxBatch for WithBatching.
 	DefaultMaxBatch = 64

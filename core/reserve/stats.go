@@ -4,7 +4,8 @@ import "sync/atomic"
 
 // Stats counts what a Store has done with its backing store since New. Local
 // decisions are not counted one by one (that would add shared writes to the path
-// leasing exists to make cheap); Spent is derived from what was leased and returned.
+// leasing exists to make cheap): they spent Leased − Returned − Held, less the
+// units of failed returns (ReturnFailures counts those returns, not their units).
 type Stats struct {
 	// Leases is how many leases were taken from the backing store.
 	Leases int64

@@ -13,9 +13,9 @@ import (
 // in which case the policy's failure mode decides (see Mode). A call that fails while
 // the breakers stay closed (one slow call under load) is not an outage and no
 // transition: a Local policy is decided from this replica's share of the key's last
-// shared answer (WithReplicas), without refill (unknownSlow when none is known), an
-// Open one is admitted unenforced and a Closed one refused as unavailable, as their
-// modes promise. A cancelled or expired ctx is returned as an error wrapping
+// shared answer (WithReplicas), without refill (a key with none known is refused
+// with a short Retry-After), an Open one is admitted unenforced and a Closed one
+// refused as unavailable, as their modes promise. A cancelled or expired ctx is returned as an error wrapping
 // ctx.Err() and is not a store failure. A permanent store error is
 // returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
@@ -103,10 +103,9 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 // known, and refused with a short Retry-After when one is not; a stack with an Open
 // or Closed policy is decided by the failure modes, without a transition. While
 // another decision charges a member's settlement, the stack is decided from the last
-// answers (busyFromLastAnswers) or waits for that charge (waitForTurns), never sent
-// to the shared store before it lands. On a Cluster, the stack calls the shared
-// store while the breakers of every member's slot are closed (stackClosed), and a
-// failed call counts in each (membersFailed).
+// answers or waits for that charge, and is never sent to the shared store before it
+// lands. On a Cluster, the stack calls the shared store while the breakers of every
+// member's slot are closed, and a failed call counts in each of them.
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed

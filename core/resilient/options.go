@@ -151,7 +151,7 @@ func WithBreaker(failures int, cooldown time.Duration) Option {
 // DefaultFailureWindow, 1s), at least minCalls calls were made (default
 // DefaultMinCalls, 10) and at least rate of them failed (default DefaultFailureRate,
 // 0.5), as well as the minimum failures of WithBreaker. A slow call among healthy ones
-// is load, not an outage. On a store that names its keys (keyNamer: the Redis store),
+// is load, not an outage. On a store that names its keys (the Redis store),
 // the same rule opens a breaker per Cluster slot, and the store-wide breaker opens
 // only when nearly every call fails (90%).
 func WithFailureRate(rate float64, minCalls int, window time.Duration) Option {

@@ -53,7 +53,7 @@ var _ core.Store = (*Store)(nil)
 //
 // The deadline is enforced here, whatever the shared store does with ctx: a call that
 // has not answered by then is abandoned to finish in the background. A shared store
-// that says its calls end with their context (contextBounded: the memory store, and a
+// that says its calls end with their context (the memory store, and a
 // Redis store whose go-redis client has ContextTimeoutEnabled, as redisstore.Dial sets)
 // decides single requests on the caller's goroutine instead, with the deadline in the
 // call's context, which spares a goroutine and about 7 allocations per decision. For
@@ -125,7 +125,7 @@ func (s *Store) instant() (real time.Time, now int64) {
 func (s *Store) now() int64 { return int64(s.cfg.clock().Sub(s.epoch)) }
 
 // Breaker is the state of the store-wide circuit breaker. On a store that names its
-// keys (keyNamer), failures are also tracked per Cluster slot: see BreakerFor.
+// keys (the Redis store), failures are also tracked per Cluster slot: see BreakerFor.
 func (s *Store) Breaker() BreakerState { return s.breaker.current() }
 
 // BreakerFor is the state of the breaker that decides whether req calls the shared

@@ -219,35 +219,46 @@ func after(t *testing.T, d time.Duration, fn func() error) {
 }
 
 // Load is not failure: 64 goroutines hammer one key through the production path on a
-// saturated CPU, with a healthy Redis. Calls slow down, none of it may turn into
-// fresh local buckets: at most burst + rate × elapsed + 10%, with one store and with
-// many instances of it, unbatched and batched (where a batch's decisions on the hot
-// key are charged in memory and written once).
+// saturated CPU, with a healthy Redis, standalone and a 3-master Cluster (whose slots
+// have breakers of their own). Calls slow down, none of it may turn into fresh local
+// buckets: at most burst + rate × elapsed + 10%, with one store and with many
+// instances of it, unbatched and batched (where a batch's decisions on the hot key are
+// charged in memory and written once).
 func TestRedisSaturatedClientStaysWithinBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a few seconds of saturated CPU; skipped with -short")
 	}
-	srv := redistest.StartServer(t)
 	p := core.MustPolicy("api", core.GCRA, core.PerSecond(10), core.WithBurst(10))
 	batching := []redisstore.Option{redisstore.WithBatching(redisstore.DefaultBatchWindow, redisstore.DefaultMaxBatch)}
-	for _, batched := range []bool{false, true} {
-		for _, instances := range []int{1, 64} {
-			t.Run(fmt.Sprintf("%d instances, batched %v", instances, batched), func(t *testing.T) {
-				var storeOptions []redisstore.Option
-				if batched {
-					storeOptions = batching
+	for _, deployment := range []struct {
+		name  string
+		addrs func(t *testing.T) []string
+	}{
+		{"standalone", func(t *testing.T) []string { return []string{redistest.StartServer(t).Addr} }},
+		{"cluster", func(t *testing.T) []string { return redistest.StartCluster(t, 3).Addrs() }},
+	} {
+		t.Run(deployment.name, func(t *testing.T) {
+			addrs := deployment.addrs(t)
+			for _, batched := range []bool{false, true} {
+				for _, instances := range []int{1, 64} {
+					t.Run(fmt.Sprintf("%d instances, batched %v", instances, batched), func(t *testing.T) {
+						var storeOptions []redisstore.Option
+						if batched {
+							storeOptions = batching
+						}
+						counter := &fallbackCounter{}
+						stores := dialStoresWith(t, addrs, instances, storeOptions, resilient.WithMonitor(counter))
+						key := fmt.Sprintf("ip:192.0.2.%d-%v", instances, batched)
+						stop := make(chan struct{})
+						r := drive(stores, p, key, 64, 0, stop)
+						time.Sleep(3 * time.Second)
+						close(stop)
+						check(t, fmt.Sprintf("%s, 64 goroutines, %d instances, batched %v, GCRA 10/s burst 10", deployment.name, instances, batched), r, 10, 10)
+						t.Logf("admitted by: %s; fallback transitions: %d", counter.via(), counter.enter.Load())
+					})
 				}
-				counter := &fallbackCounter{}
-				stores := dialStoresWith(t, []string{srv.Addr}, instances, storeOptions, resilient.WithMonitor(counter))
-				key := fmt.Sprintf("ip:192.0.2.%d-%v", instances, batched)
-				stop := make(chan struct{})
-				r := drive(stores, p, key, 64, 0, stop)
-				time.Sleep(3 * time.Second)
-				close(stop)
-				check(t, fmt.Sprintf("64 goroutines, %d instances, batched %v, GCRA 10/s burst 10", instances, batched), r, 10, 10)
-				t.Logf("admitted by: %s; fallback transitions: %d", counter.via(), counter.enter.Load())
-			})
-		}
+			}
+		})
 	}
 }
 

@@ -240,10 +240,13 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // none of d. On a saturated CPU such a timeout is the client's: a confirming probe's
 // dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and
 // Local mode granted 16–19 on top of Redis's 38–40 against a bound of 45
-// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). A refused
-// connection, or any other answer, ends the probe at once. When parent's deadline
-// ends a probe whose calls had timed out, ok is true: the store did not answer for as
-// long as the caller could wait (a Check with a short ctx).
+// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). A call not sent
+// because the in-flight bound was full (ErrOverload) learned nothing of the store and
+// is tried again the same way; a bound full for all of d means calls in flight that
+// the store does not answer. A refused connection, or any other answer, ends the
+// probe at once. When parent's deadline ends a probe whose calls had timed out, ok
+// is true: the store did not answer for as long as the caller could wait (a Check
+// with a short ctx).
 func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
 	ctx, cancel := context.WithCancel(parent)
@@ -282,7 +285,7 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 		}
 		s.storeCall(time.Since(callStart), kind, err)
 		latency = time.Since(start)
-		if o != failed || kind != KindTimeout || timedOut {
+		if o != failed || kind != KindTimeout && kind != KindOverload || timedOut {
 			break // an answer, another error, or the end of d
 		}
 	}

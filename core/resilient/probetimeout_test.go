@@ -177,3 +177,40 @@ func TestStoreWideProbeEndsWhenEitherKeyAnswers(t *testing.T) {
 		t.Fatalf("the store-wide probe called checkKey's stuck master %d times after the other master answered, want at most 2", got)
 	}
 }
+
+// A confirming probe that finds the in-flight bound full (WithMaxInFlight) learned
+// nothing of the store: it waits for a slot within its budget, as it does after the
+// client's own timeouts, and the store's answer keeps the breaker closed. Calls that
+// hold every slot for all of the budget confirm the outage.
+func TestConfirmingProbeWaitsForAnInFlightSlot(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		freeSlot bool
+		want     resilient.BreakerState
+	}{
+		{"a slot frees up", true, resilient.BreakerClosed},
+		{"no slot frees up", false, resilient.BreakerOpen},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, resilient.WithMaxInFlight(3), resilient.WithDeadline(testDeadline))
+			r.shared.set(nil, true, true) // calls hang past their deadline, holding their slots
+			for i := 0; i < 3; i++ {      // three failures in a row ask for the probe
+				r.store.Decide(context.Background(), core.Request{Policy: tenPerMinute, Key: fmt.Sprint("k", i)})
+			}
+			waitFor(t, "the confirming probe", func() bool {
+				return r.store.Confirming() || r.store.Breaker() != resilient.BreakerClosed
+			})
+			if tc.freeSlot {
+				time.Sleep(250 * time.Millisecond) // the probe's first calls find the bound full
+				r.shared.mu.Lock()
+				r.shared.hang = false
+				close(r.shared.release) // the hung calls end, and later calls are answered
+				r.shared.mu.Unlock()
+			}
+			waitFor(t, "the probe's outcome", func() bool { return !r.store.Confirming() })
+			if got := r.store.Breaker(); got != tc.want {
+				t.Fatalf("breaker %v after the probe, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 // Package embedded runs the Redis store on an in-process Redis (miniredis): the same
 // Lua scripts as on a real server, with no server to install. It is for tests, demos
-// and trying the Redis path; state lives only as long as the store.
+// and trying the Redis path; state lives only as long as the store. The server
+// listens on a loopback port and requires a random password only the store knows,
+// so no other local process can read or change the limits.
 //
 // It is a package of its own so that programs which use a real Redis do not link
 // miniredis and its Lua interpreter: only a program that imports this package does.

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"time"
@@ -31,11 +33,18 @@ func New(options ...redisstore.Option) (*redisstore.Store, error) {
 // newStore is New counting TTLs down at every tick of ticks, on clock now, with ticks
 // at most tick apart. It returns the server too, for tests.
 func newStore(ticks <-chan time.Time, now func() time.Time, tick time.Duration, options ...redisstore.Option) (*redisstore.Store, *miniredis.Miniredis, error) {
+	password, err := newPassword()
+	if err != nil {
+		return nil, nil, fmt.Errorf("redisstore/embedded: New: %w", err)
+	}
 	server := miniredis.NewMiniRedis()
+	// miniredis serves on a loopback port, where any local process could flush the
+	// limits, lock out a key with a malformed state, or list usernames and addresses.
+	server.RequireAuth(password)
 	if err := server.Start(); err != nil {
 		return nil, nil, fmt.Errorf("redisstore/embedded: New: %w", err)
 	}
-	client := redis.NewClient(&redis.Options{Addr: server.Addr(), ContextTimeoutEnabled: true})
+	client := redis.NewClient(&redis.Options{Addr: server.Addr(), Password: password, ContextTimeoutEnabled: true})
 	var stopCountdown func()
 	owned := []redisstore.Option{
 		redisstore.WithExpiryStep(tick),
@@ -82,4 +91,13 @@ func countDownTTLs(server *miniredis.Miniredis, ticks <-chan time.Time, now func
 		close(done)
 		<-stopped
 	}
+}
+
+// newPassword is a random password for one embedded server, known only to its store.
+func newPassword() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }

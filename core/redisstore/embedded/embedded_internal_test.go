@@ -2,12 +2,14 @@ package embedded
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
@@ -104,5 +106,31 @@ func TestEmbeddedKeysOutliveTheirState(t *testing.T) {
 			count(left-time.Millisecond, true)
 			count(time.Millisecond, false)
 		})
+	}
+}
+
+// The in-process server listens on a loopback port: another local process that
+// connects to it without the store's password can neither read nor write the limits.
+func TestEmbeddedServerRequiresItsPassword(t *testing.T) {
+	ticks := make(chan time.Time)
+	store, server, err := newStore(ticks, time.Now, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
+	ctx := context.Background()
+	if res, err := store.Decide(ctx, core.Request{Policy: api, Key: "user-42"}); err != nil || res.Remaining != 9 {
+		t.Fatalf("the store's own decision: %+v, %v; want admitted with 9 left", res, err)
+	}
+	intruder := redis.NewClient(&redis.Options{Addr: server.Addr()})
+	defer intruder.Close()
+	for _, cmd := range [][]any{{"FLUSHALL"}, {"KEYS", "*"}, {"SET", "k", "v"}} {
+		if err := intruder.Do(ctx, cmd...).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+			t.Errorf("%v without the password: %v, want NOAUTH", cmd, err)
+		}
+	}
+	if res, err := store.Decide(ctx, core.Request{Policy: api, Key: "user-42"}); err != nil || res.Remaining != 8 {
+		t.Fatalf("the store's next decision: %+v, %v; want admitted with 8 left: the state stayed", res, err)
 	}
 }

@@ -3,6 +3,7 @@ package httpengine
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/netip"
 
@@ -131,6 +132,7 @@ func (l *Limiter) keyOf(ru *rule, r *http.Request, policy string) (key string, f
 	if o, ok := l.observer.(KeyFallbackObserver); ok {
 		o.OnKeyFallback(r, policy, l.fallback.kind)
 	}
+	l.logFallback(r, policy)
 	switch l.fallback.kind {
 	case FallbackSkip:
 		return "", false, errSkip
@@ -154,4 +156,17 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// logFallback logs at debug that r's key function for policy found no identity and
+// which fallback was taken: with the route, never the raw path or any key, which may
+// carry identities.
+func (l *Limiter) logFallback(r *http.Request, policy string) {
+	logger := l.errorLog.logger
+	if !logger.Enabled(r.Context(), slog.LevelDebug) {
+		return
+	}
+	logger.LogAttrs(r.Context(), slog.LevelDebug, "rate limit: no identity, key fallback taken",
+		slog.String("policy", policy), slog.String("fallback", string(l.fallback.kind)),
+		slog.String("method", r.Method), slog.String("route", r.Pattern))
 }

@@ -1,7 +1,9 @@
 package httpengine_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -129,3 +131,38 @@ func TestBadFormIsNotAMissingIdentity(t *testing.T) {
 type nopCloser struct{ *strings.Reader }
 
 func (nopCloser) Close() error { return nil }
+
+// Every fallback is logged at debug through the Limiter's logger, with no observer
+// set: the policy, the fallback and the route, never the request's path or address.
+func TestKeyFallbackIsLoggedAtDebug(t *testing.T) {
+	tenant := core.MustPolicy("tenant", core.FixedWindow, core.PerMinute(10))
+	for _, tc := range []struct {
+		level slog.Level
+		want  bool
+	}{{slog.LevelDebug, true}, {slog.LevelInfo, false}} {
+		store, _ := newStore(t)
+		var logs bytes.Buffer
+		l := httpengine.Must(store, httpengine.Limit(tenant, headerKey),
+			httpengine.WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: tc.level}))))
+		r := request("192.0.2.1:1")
+		r.URL.Path, r.Pattern = "/accounts/alice", "GET /accounts/{name}"
+		if w := serve(l, r, ok); w.Code != http.StatusOK {
+			t.Fatalf("status %d, want 200 under the fallback key", w.Code)
+		}
+		out := logs.String()
+		if !tc.want {
+			if out != "" {
+				t.Fatalf("logged at %v:\n%s", tc.level, out)
+			}
+			continue
+		}
+		for _, want := range []string{"level=DEBUG", "key fallback", "policy=tenant", "fallback=ip", `route="GET /accounts/{name}"`} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the fallback's log line lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "alice") || strings.Contains(out, "192.0.2.1") {
+			t.Errorf("the fallback's log line names the path or the address:\n%s", out)
+		}
+	}
+}

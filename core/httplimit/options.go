@@ -109,9 +109,9 @@ func WithFields(f Fields) Option { return httpengine.WithFields(f) }
 //   - SkipFallback(): do not limit it here (single-policy limiters only).
 //
 // A key function's other errors are never a missing identity: they always
-// refuse the request (ErrUnidentified). Every fallback taken is reported to a
-// KeyFallbackObserver, to be counted and logged. WithKeyFallback(nil) is
-// RefuseFallback().
+// refuse the request (ErrUnidentified). Every fallback taken is logged at debug
+// (WithLogger), with the policy and the route, and reported to a
+// KeyFallbackObserver, to be counted. WithKeyFallback(nil) is RefuseFallback().
 func WithKeyFallback(f KeyFallback) Option { return httpengine.WithKeyFallback(f) }
 
 // WithLogger sets where the limiter logs the requests it could not decide (a

@@ -120,12 +120,12 @@ func (o *logObserver) OnError(r *http.Request, err error) {
 	}
 }
 
-// OnKeyFallback logs a request without its identity at debug and counts it.
-func (o *logObserver) OnKeyFallback(r *http.Request, policy string, kind httplimit.FallbackKind) {
+// OnKeyFallback counts a request without its identity (the limiter logs each one
+// at debug).
+func (o *logObserver) OnKeyFallback(_ *http.Request, policy string, kind httplimit.FallbackKind) {
 	o.mu.Lock()
 	o.fallbacks[policy+"/"+string(kind)]++
 	o.mu.Unlock()
-	o.logger.Debug("rate limit key fallback", "method", r.Method, "path", r.URL.Path, "policy", policy, "fallback", string(kind))
 }
 
 // errorKind names the kind of a limiter error, for counts and logs.

@@ -104,7 +104,7 @@ func TestStoreErrorAnswers503WithoutLeaking(t *testing.T) {
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" {
 		t.Fatalf("status %d Retry-After %q, want 503 and 1", w.Code, w.Header().Get("Retry-After"))
 	}
-	want := `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry later."}`
+	want := `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry in 1 second.","retry_after":1}`
 	if got := w.Body.String(); got != want {
 		t.Errorf("body %s", got)
 	}

@@ -1,6 +1,7 @@
 package httpengine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,9 +32,25 @@ func TestErrorResponseUsesTheStoresRetryHint(t *testing.T) {
 		{fmt.Errorf("%w: %w", ErrStore, hintedError{30 * time.Second}), 30},
 	}
 	for _, c := range cases {
-		status, retry, _ := ErrorResponse(c.err)
+		status, retry, body := ErrorResponse(c.err)
 		if status != http.StatusServiceUnavailable || retry != c.retry {
 			t.Errorf("%v: %d Retry-After %d, want 503 and %d", c.err, status, retry, c.retry)
+		}
+		// The body says when to retry, as a refusal's does.
+		var problem struct {
+			Status     int    `json:"status"`
+			Detail     string `json:"detail"`
+			RetryAfter int64  `json:"retry_after"`
+		}
+		if err := json.Unmarshal([]byte(body), &problem); err != nil {
+			t.Fatalf("%v: body %s: %v", c.err, body, err)
+		}
+		unit := " seconds."
+		if c.retry == 1 {
+			unit = " second."
+		}
+		if problem.Status != 503 || problem.RetryAfter != c.retry || !strings.HasSuffix(problem.Detail, "retry in "+strconv.FormatInt(c.retry, 10)+unit) {
+			t.Errorf("%v: body %s, want status 503 and retry_after %d in its detail too", c.err, body, c.retry)
 		}
 	}
 }

@@ -121,7 +121,8 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 //     an API-key validator whose backend is down), ErrStore or a cancelled
 //     request: 503 with Retry-After: 1, or the whole seconds
 //     (rounded up) of the error's hint when it has one (RetryAfterHinter, as a
-//     failure mode that fails closed gives);
+//     failure mode that fails closed gives), and the same seconds in the body's
+//     retry_after and detail, as a refusal's;
 //   - anything else (a failing policy or cost function): 500.
 func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	switch {
@@ -144,7 +145,24 @@ func unavailable(err error) (status int, retryAfter int64, body string) {
 	if errors.As(err, &hinter) {
 		retryAfter = max(1, int64((hinter.RetryAfterHint()+time.Second-1)/time.Second))
 	}
-	return http.StatusServiceUnavailable, retryAfter, problemUnavailable
+	return http.StatusServiceUnavailable, retryAfter, unavailableProblem(retryAfter)
+}
+
+// unavailableProblem is the 503 body, which says when to retry as the 429's does:
+//
+//	{"type":"about:blank","title":"Service Unavailable","status":503,
+//	 "detail":"The rate limiter cannot decide right now; retry in 1 second.","retry_after":1}
+func unavailableProblem(seconds int64) string {
+	b := make([]byte, 0, 160)
+	b = append(b, `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry in `...)
+	b = strconv.AppendInt(b, seconds, 10)
+	if seconds == 1 {
+		b = append(b, ` second.","retry_after":`...)
+	} else {
+		b = append(b, ` seconds.","retry_after":`...)
+	}
+	b = strconv.AppendInt(b, seconds, 10)
+	return string(append(b, '}'))
 }
 
 // RetryAfterHinter is implemented by store errors that know when the store is worth
@@ -167,7 +185,6 @@ func WriteError(w http.ResponseWriter, err error) {
 
 // The bodies of the default error responses.
 const (
-	problemUnavailable  = `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry later."}`
 	problemUnidentified = `{"type":"about:blank","title":"Bad Request","status":400,"detail":"The request does not carry the identity this endpoint is rate limited by."}`
 	problemTooLarge     = `{"type":"about:blank","title":"Content Too Large","status":413,"detail":"The request body is too large to find the identity this endpoint is rate limited by."}`
 	problemInternal     = `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The rate limiter could not decide this request."}`

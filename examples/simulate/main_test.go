@@ -161,6 +161,8 @@ func TestMalformedInputIsReportedWithItsLine(t *testing.T) {
 		{"wrong header", "time,key,cost\n1,a,1\n", `line 1: the header is "time,key,cost"`},
 		{"bad time", "t_ms,key,cost\n0,a,1\nsoon,a,1\n", `line 3: t_ms "soon"`},
 		{"negative time", "t_ms,key,cost\n-5,a,1\n", `line 2: t_ms "-5"`},
+		// Microseconds: the Redis stores refuse instants from 2^50 ms, so every store does.
+		{"time beyond 2^50 ms", "t_ms,key,cost\n1795165201000000,a,1\n", `line 2: t_ms "1795165201000000" is not a whole number of milliseconds since the Unix epoch in 0..2^50-1`},
 		{"out of order", "t_ms,key,cost\n10,a,1\n5,a,1\n", "line 3: t_ms 5 comes before the previous row's 10"},
 		{"missing field", "t_ms,key,cost\n10,a\n", "line 2: 2 fields"},
 		{"empty key", "t_ms,key,cost\n10,,1\n", "line 2: the key must hold"},
@@ -170,10 +172,12 @@ func TestMalformedInputIsReportedWithItsLine(t *testing.T) {
 		{"bad quoting", "t_ms,key,cost\n10,\"a,1\n", "line 2"},
 	}
 	for _, c := range cases {
-		var out bytes.Buffer
-		err := run(context.Background(), []string{"-limit", "10"}, strings.NewReader(c.input), &out, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		for _, store := range []string{"memory", "embedded"} {
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"-limit", "10", "-store", store}, strings.NewReader(c.input), &out, &bytes.Buffer{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, -store %s: error %v, want one containing %q", c.name, store, err, c.want)
+			}
 		}
 	}
 }

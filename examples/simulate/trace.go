@@ -69,8 +69,8 @@ func (t *traceReader) next() (row, error) {
 		return row{}, fmt.Errorf("line %d: %d fields, want 3 (t_ms,key,cost)", line, len(record))
 	}
 	r := row{line: line, key: record[1], cost: 1}
-	if r.at, err = strconv.ParseInt(strings.TrimSpace(record[0]), 10, 64); err != nil || r.at < 0 {
-		return row{}, fmt.Errorf("line %d: t_ms %q is not a whole number of milliseconds >= 0", line, record[0])
+	if r.at, err = strconv.ParseInt(strings.TrimSpace(record[0]), 10, 64); err != nil || r.at < 0 || r.at > maxTraceMillis {
+		return row{}, fmt.Errorf("line %d: t_ms %q is not a whole number of milliseconds since the Unix epoch in 0..2^50-1 (microseconds are 1000 times too large)", line, record[0])
 	}
 	if t.rows > 0 && r.at < t.last {
 		return row{}, fmt.Errorf("line %d: t_ms %d comes before the previous row's %d; sort the trace by time (sort -t, -k1,1n)", line, r.at, t.last)
@@ -89,6 +89,10 @@ func (t *traceReader) next() (row, error) {
 	t.last, t.rows = r.at, t.rows+1
 	return r, nil
 }
+
+// maxTraceMillis is the latest t_ms of a trace: the Redis stores take instants below
+// 2^50 ms, and every store must decide the same trace.
+const maxTraceMillis = 1<<50 - 1
 
 // errRowTooLong is the error of a CSV row longer than maxLineLength.
 var errRowTooLong = fmt.Errorf("a row longer than %d KiB: a trace row is a time, a key of at most %d bytes and a cost", maxLineLength>>10, core.MaxKeyLength)

@@ -117,22 +117,28 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 //     (keyfuncs.ErrFormTooLarge: net/http's 10 MB for a URL-encoded form, an
 //     http.MaxBytesReader's limit, or keyfuncs.MaxJSONBytes for a JSON field).
 //     Neither is charged to another name: such a request takes no fallback;
+//   - a request its client cancelled (context.Canceled: it went away, or closed
+//     its side of the connection, before the decision): StatusClientClosedRequest,
+//     499, as nginx logs it. Nobody reads the answer; a client that leaves never
+//     writes a 5xx into the server's logs and metrics;
 //   - a key function that could not check the identity now (keyfuncs.ErrUnavailable:
-//     an API-key validator whose backend is down), ErrStore or a cancelled
-//     request: 503 with Retry-After: 1, or the whole seconds
+//     an API-key validator whose backend is down), ErrStore or a request past its
+//     deadline: 503 with Retry-After: 1, or the whole seconds
 //     (rounded up) of the error's hint when it has one (RetryAfterHinter, as a
 //     failure mode that fails closed gives), and the same seconds in the body's
 //     retry_after and detail, as a refusal's;
 //   - anything else (a failing policy or cost function): 500.
 func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	switch {
+	case errors.Is(err, context.Canceled):
+		return StatusClientClosedRequest, 0, problemClientClosed
 	case errors.Is(err, keyfuncs.ErrFormTooLarge):
 		return http.StatusRequestEntityTooLarge, 0, problemTooLarge
 	case errors.Is(err, keyfuncs.ErrUnavailable):
 		return unavailable(err)
 	case errors.Is(err, ErrUnidentified):
 		return http.StatusBadRequest, 0, problemUnidentified
-	case errors.Is(err, ErrStore), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, ErrStore), errors.Is(err, context.DeadlineExceeded):
 		return unavailable(err)
 	}
 	return http.StatusInternalServerError, 0, problemInternal
@@ -183,8 +189,14 @@ func WriteError(w http.ResponseWriter, err error) {
 	_, _ = io.WriteString(w, body)
 }
 
+// StatusClientClosedRequest is the status of a request whose client cancelled it
+// before its decision: 499, nginx's "Client Closed Request" (no standard status
+// says it).
+const StatusClientClosedRequest = 499
+
 // The bodies of the default error responses.
 const (
+	problemClientClosed = `{"type":"about:blank","title":"Client Closed Request","status":499,"detail":"The request ended before the rate limiter decided it."}`
 	problemUnidentified = `{"type":"about:blank","title":"Bad Request","status":400,"detail":"The request does not carry the identity this endpoint is rate limited by."}`
 	problemTooLarge     = `{"type":"about:blank","title":"Content Too Large","status":413,"detail":"The request body is too large to find the identity this endpoint is rate limited by."}`
 	problemInternal     = `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The rate limiter could not decide this request."}`

@@ -115,6 +115,24 @@ func RunOptions(t *testing.T, mount Mount) {
 			t.Fatalf("a wait ended by its deadline: %d, Retry-After %q; want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
 		}
 	})
+	t.Run("a client that leaves before the decision", func(t *testing.T) {
+		queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(1))
+		h := mount(newStore(t), httpengine.Limit(queue, ip.Key))
+		if w := send(h, "/x"); w.Code != 200 {
+			t.Fatalf("head of the queue: %d", w.Code)
+		}
+		// The client goes away during its wait (net/http cancels the request's
+		// context): 499, as nginx logs it, never a 5xx a client can cause at will.
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		r := httptest.NewRequest(http.MethodGet, "/x", nil).WithContext(ctx)
+		r.RemoteAddr = "203.0.113.5:4000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != httpengine.StatusClientClosedRequest || w.Body.String() == "ok" {
+			t.Fatalf("a client that left during its wait: %d %q, want 499 and no handler", w.Code, w.Body.String())
+		}
+	})
 	// An observer that panics when told of an admitted request's decision (at the
 	// request's end) panics the request, as any panic of the application's code
 	// does (which gin.Default's recovery answers with 500), but the limiter has

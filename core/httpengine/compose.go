@@ -125,8 +125,15 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		i := from[e]
 		givenBack := held[e] > 0 && (l.refunder != nil || reqs[e].Policy.Algorithm() == core.Concurrency)
 		if isDecided[e] {
-			if !allowed && givenBack {
+			switch {
+			case !allowed && givenBack:
 				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
+			case allowed && held[e] > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
+				// The difference extends the slot prev's charge took, whose wait prev's
+				// adapter served: one request, one wait. Waiting for the difference's
+				// own slot too made a route's cost 5 under an app-wide cost 1 wait an
+				// emission interval more than one decision at cost 5 does.
+				results[e].Delay = 0
 			}
 			continue
 		}

@@ -107,6 +107,26 @@ func RunComposition(t *testing.T, build Build) {
 		})
 	})
 
+	t.Run("a leaky bucket at two levels waits once", func(t *testing.T) {
+		// 2 per second, a queue of 5: an emission interval of 500 ms. One decision
+		// at cost 5 on an idle queue waits nothing; so must a route's cost 5 under
+		// an app-wide cost 1, whose difference extends the app-wide charge's slot.
+		queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(2), core.WithBurst(5))
+		store := newStore(t)
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(queue, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(queue, ip.Key), httpengine.WithCost(5))},
+		})
+		start := time.Now()
+		w := send(h, "/x")
+		if elapsed := time.Since(start); w.Code != 200 || elapsed > 250*time.Millisecond {
+			t.Fatalf("cost 5 on an idle queue, declared at two levels: %d after %v; want 200 at once", w.Code, elapsed)
+		}
+		if got := w.Header().Get("RateLimit"); got != `"queue";r=1;t=3` {
+			t.Fatalf("RateLimit %q, want the queue charged 5 once", got)
+		}
+	})
+
 	t.Run("different policies all-or-nothing", func(t *testing.T) {
 		store := newStore(t)
 		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))

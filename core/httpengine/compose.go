@@ -3,6 +3,7 @@ package httpengine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 )
@@ -129,11 +130,13 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			case !allowed && givenBack:
 				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
 			case allowed && held[e] > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
-				// The difference extends the slot prev's charge took, whose wait prev's
-				// adapter served: one request, one wait. Waiting for the difference's
-				// own slot too made a route's cost 5 under an app-wide cost 1 wait an
-				// emission interval more than one decision at cost 5 does.
-				results[e].Delay = 0
+				// The difference queues behind prev's own charge, which holds the
+				// request's slot: its wait counts only what came between (others
+				// queued meanwhile), less what prev's adapter already waited. Waiting
+				// for the whole difference's slot made a route's cost 5 under an
+				// app-wide cost 1 wait an emission interval more than one decision at
+				// cost 5 does.
+				results[e].Delay = max(0, results[e].Delay-queueSpan(&reqs[e].Policy, held[e]))
 			}
 			continue
 		}
@@ -297,4 +300,11 @@ func containsObserver(list []Observer, o Observer) bool {
 		}
 	}
 	return false
+}
+
+// queueSpan is the time a leaky bucket's queue takes to serve cost units of p,
+// cost×period/limit, rounded up to the millisecond as Result.Delay is.
+func queueSpan(p *core.Policy, cost int64) time.Duration {
+	span := time.Duration(float64(cost) * float64(p.Period()) / float64(p.Limit()))
+	return (span + time.Millisecond - 1).Truncate(time.Millisecond)
 }

@@ -164,3 +164,55 @@ func TestNestedDoesNotWaitTheOuterDelayAgain(t *testing.T) {
 		}
 	}
 }
+
+// A leaky bucket declared at two levels, cost 1 app-wide and 5 on the route: the
+// route's difference queues behind the app-wide charge, which holds the request's
+// slot, so its wait counts only what others queued in between. The store's clock
+// stands still, so every wait is the store's answer, not the time the test took.
+func TestNestedLeakyBucketWaitsForItsSlotOnce(t *testing.T) {
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.Every(20*time.Millisecond), core.WithBurst(20))
+	routeWait := func(t *testing.T, outer, inner *httpengine.Limiter, between func()) time.Duration {
+		t.Helper()
+		wait := time.Duration(-1)
+		serve(outer, request("192.0.2.1:1"), func(w http.ResponseWriter, r *http.Request) {
+			between()
+			tk := inner.Start(r, w.Header())
+			if tk.Disposition() != httpengine.Admitted {
+				t.Fatalf("route: %v, want admitted", tk.Disposition())
+			}
+			wait = tk.Delay()
+			tk.Finish(http.StatusOK, true)
+		})
+		return wait
+	}
+	nothing := func() {}
+	t.Run("an idle queue waits nothing", func(t *testing.T) {
+		store, _ := newStore(t)
+		outer := httpengine.Must(store, httpengine.Limit(queue, peerKey))
+		inner := httpengine.Must(store, httpengine.Limit(queue, peerKey), httpengine.WithCost(5))
+		if got := routeWait(t, outer, inner, nothing); got != 0 {
+			t.Fatalf("the route waits %v, want 0: one decision at cost 5 on an idle queue waits nothing", got)
+		}
+	})
+	t.Run("an app-wide shadow charge is not a wait served", func(t *testing.T) {
+		store, _ := newStore(t)
+		outer := httpengine.Must(store, httpengine.Limit(queue, peerKey), httpengine.WithShadow())
+		inner := httpengine.Must(store, httpengine.Limit(queue, peerKey), httpengine.WithCost(5))
+		routeWait(t, outer, inner, nothing)
+		// The queue holds 5 units (100 ms): one decision at cost 5 waits for them.
+		if got := routeWait(t, outer, inner, nothing); got != 100*time.Millisecond {
+			t.Fatalf("the second request waits %v, want 100ms, as one decision at cost 5 does", got)
+		}
+	})
+	t.Run("others queued in between are waited for", func(t *testing.T) {
+		store, _ := newStore(t)
+		outer := httpengine.Must(store, httpengine.Limit(queue, peerKey))
+		inner := httpengine.Must(store, httpengine.Limit(queue, peerKey), httpengine.WithCost(5))
+		// Between this request's app-wide charge and its route's, another request
+		// queues 5 units (100 ms) behind its slot.
+		other := func() { routeWait(t, outer, inner, nothing) }
+		if got := routeWait(t, outer, inner, other); got != 100*time.Millisecond {
+			t.Fatalf("the route waits %v, want the 100ms the other request queued meanwhile", got)
+		}
+	})
+}

@@ -122,7 +122,7 @@ func serve(l *httpengine.Limiter, deny DenyHandler, onError ErrorHandler, next e
 	}
 	if werr := t.Wait(r.Context()); werr != nil {
 		// The wait ended before its slot: the client went away, or a deadline set
-		// before this middleware passed. A client still there gets a 503.
+		// before this middleware passed: 499 for the one, 503 for the other.
 		err = onError(c, werr)
 		t.Finish(0, false)
 		return err

@@ -130,7 +130,7 @@ func (m *middleware) handle(c *gin.Context) {
 	}
 	if err := t.Wait(r.Context()); err != nil {
 		// The wait ended before its slot: the client went away, or a deadline set
-		// before this middleware passed. A client still there gets a 503.
+		// before this middleware passed: 499 for the one, 503 for the other.
 		m.onError(c, err)
 		c.Abort()
 		t.Finish(0, false)

@@ -52,7 +52,8 @@
 //     its router's route for the request before Start, over a pattern that a
 //     ServeMux mounting the router set;
 //   - a wait that ends early (Wait's error: the client left, or a deadline set
-//     before the middleware passed) is answered as an error, 503;
+//     before the middleware passed) is answered as an error (ErrorResponse: 499
+//     for the one, 503 for the other);
 //   - a router that keeps values outside the request context (gin's and echo's
 //     c.Set) passes them with WithRouterValues, so that key functions such as
 //     keyfuncs.Tenant read them;

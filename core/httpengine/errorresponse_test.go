@@ -1,6 +1,7 @@
 package httpengine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,5 +94,37 @@ func TestErrorResponseOfAnIdentityNotCheckedNow(t *testing.T) {
 	}
 	if reason := ErrorReason(err); reason != ReasonKey {
 		t.Errorf("reason %q, want %q: the key function failed", reason, ReasonKey)
+	}
+}
+
+// 499 is for a request whose own context was cancelled: a context.Canceled that a
+// store or a key function returns to a request still live is not the client leaving,
+// and a request past its deadline is the server's: both stay 503 with Retry-After.
+func TestClientClosedIsTheRequestsOwnCancellation(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
+	storeErr := fmt.Errorf("%w: policy %q: %w", ErrStore, "api", context.Canceled)
+	cases := []struct {
+		name  string
+		err   error
+		want  int
+		retry int64
+	}{
+		{"the client left", endedEarly(cancelled, storeErr), StatusClientClosedRequest, 0},
+		{"the client left during the wait", endedEarly(cancelled, cancelled.Err()), StatusClientClosedRequest, 0},
+		{"past its deadline", endedEarly(expired, expired.Err()), http.StatusServiceUnavailable, 1},
+		{"a store's own cancellation, the client still there", storeErr, http.StatusServiceUnavailable, 1},
+		{"a validator's shared lookup cancelled", fmt.Errorf("%w: %w", keyfuncs.ErrUnavailable, context.Canceled), http.StatusServiceUnavailable, 1},
+	}
+	for _, c := range cases {
+		status, retry, _ := ErrorResponse(c.err)
+		if status != c.want || retry != c.retry {
+			t.Errorf("%s: %d Retry-After %d, want %d and %d", c.name, status, retry, c.want, c.retry)
+		}
+		if !errors.Is(c.err, context.Canceled) && !errors.Is(c.err, context.DeadlineExceeded) {
+			t.Errorf("%s: the error no longer wraps its context's", c.name)
+		}
 	}
 }

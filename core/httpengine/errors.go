@@ -3,6 +3,7 @@ package httpengine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -106,4 +107,19 @@ func clientFault(err error) bool {
 	return errors.Is(err, keyfuncs.ErrBadForm) || errors.Is(err, keyfuncs.ErrFormTooLarge) ||
 		errors.Is(err, keyfuncs.ErrBadJSON) || errors.Is(err, keyfuncs.ErrInvalidUsername) ||
 		errors.Is(err, keyfuncs.ErrNoKey)
+}
+
+// errClientClosed marks the error of a request whose own context was cancelled
+// before its decision: its client went away (ErrorResponse answers 499).
+var errClientClosed = errors.New("httplimit: the client closed the request")
+
+// endedEarly is err, the error of a request whose ctx ended before its decision,
+// marked with errClientClosed when ctx was cancelled rather than past its deadline.
+// The mark comes from the request's own context, never from err's chain: a store or
+// a key function may return a context.Canceled of its own to a client still there.
+func endedEarly(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return fmt.Errorf("%w: %w", errClientClosed, err)
+	}
+	return err
 }

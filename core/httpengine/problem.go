@@ -117,20 +117,22 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 //     (keyfuncs.ErrFormTooLarge: net/http's 10 MB for a URL-encoded form, an
 //     http.MaxBytesReader's limit, or keyfuncs.MaxJSONBytes for a JSON field).
 //     Neither is charged to another name: such a request takes no fallback;
-//   - a request its client cancelled (context.Canceled: it went away, or closed
-//     its side of the connection, before the decision): StatusClientClosedRequest,
-//     499, as nginx logs it. Nobody reads the answer; a client that leaves never
-//     writes a 5xx into the server's logs and metrics;
+//   - a request whose own context was cancelled before its decision (its client
+//     went away, or closed its side of the connection): StatusClientClosedRequest,
+//     499, as nginx logs it, so that a client that leaves writes no 5xx into the
+//     server's logs and metrics. A server whose BaseContext is cancelled at
+//     shutdown answers its waiting requests so too: derive it with
+//     context.WithoutCancel, and let Server.Shutdown drain them;
 //   - a key function that could not check the identity now (keyfuncs.ErrUnavailable:
-//     an API-key validator whose backend is down), ErrStore or a request past its
-//     deadline: 503 with Retry-After: 1, or the whole seconds
+//     an API-key validator whose backend is down), ErrStore, or a request past its
+//     deadline or otherwise cancelled: 503 with Retry-After: 1, or the whole seconds
 //     (rounded up) of the error's hint when it has one (RetryAfterHinter, as a
 //     failure mode that fails closed gives), and the same seconds in the body's
 //     retry_after and detail, as a refusal's;
 //   - anything else (a failing policy or cost function): 500.
 func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 	switch {
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, errClientClosed):
 		return StatusClientClosedRequest, 0, problemClientClosed
 	case errors.Is(err, keyfuncs.ErrFormTooLarge):
 		return http.StatusRequestEntityTooLarge, 0, problemTooLarge
@@ -138,7 +140,7 @@ func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 		return unavailable(err)
 	case errors.Is(err, ErrUnidentified):
 		return http.StatusBadRequest, 0, problemUnidentified
-	case errors.Is(err, ErrStore), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, ErrStore), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return unavailable(err)
 	}
 	return http.StatusInternalServerError, 0, problemInternal

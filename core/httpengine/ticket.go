@@ -140,6 +140,9 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		if !clientFault(err) {
 			sc.giveBackOuter()
 		}
+		if r.Context().Err() != nil { // a key function's lookup ended with the request
+			err = endedEarly(r.Context(), err)
+		}
 		return l.fail(t, err)
 	}
 	ctx := r.Context()
@@ -155,7 +158,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	if err != nil {
 		sc.giveBackOuter()
 		if ctx.Err() != nil {
-			return l.fail(t, fmt.Errorf("httplimit: the request ended before its decision: %w", err))
+			return l.fail(t, endedEarly(ctx, fmt.Errorf("httplimit: the request ended before its decision: %w", err)))
 		}
 		return l.fail(t, fmt.Errorf("%w: policy %q: %w", ErrStore, t.reqs[0].Policy.Name(), err))
 	}
@@ -403,8 +406,8 @@ func (t *Ticket) Delay() time.Duration {
 // the longest of a stack). The wait is bounded by the policy's queue
 // (burst×period/limit): a request that would wait longer was refused at once. When
 // ctx ends first, Wait gives the request's slot and cost back to the store
-// (refunds, when it is a core.Refunder, and releases leases) and returns ctx's
-// error: the adapter then returns without running the handler.
+// (refunds, when it is a core.Refunder, and releases leases) and returns an error
+// wrapping ctx's: the adapter then returns without running the handler.
 func (t *Ticket) Wait(ctx context.Context) error {
 	if t == nil || t.disposition != Admitted || t.delay <= 0 {
 		return nil
@@ -417,7 +420,7 @@ func (t *Ticket) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		t.finished = true // first: Finish must not give back again after a panic in giveBack
 		t.l.giveBack(t, giveBackAll, 0)
-		return ctx.Err()
+		return endedEarly(ctx, ctx.Err())
 	}
 }
 

@@ -17,10 +17,11 @@ import (
 const defaultSummaryInterval = 10 * time.Second
 
 // logObserver logs what the limiters do without letting a flood become a log
-// flood: each decision, error and key fallback at debug (with the key, a client
-// address or a hash), and at info only a summary per interval, counts per policy
-// and kind, never a key, an address or a username. The first error of each kind
-// in an interval is logged at once, at error level (warn for a cancelled request).
+// flood: each decision and error at debug (with the key, a client address or a
+// hash; the limiters log each key fallback), and at info only a summary per
+// interval, counts per policy and kind, never a key, an address or a username.
+// The first error of each kind in an interval is logged at once, at error level
+// (warn for a cancelled request).
 type logObserver struct {
 	logger *slog.Logger
 

@@ -115,7 +115,7 @@ func RunOptions(t *testing.T, mount Mount) {
 			t.Fatalf("a wait ended by its deadline: %d, Retry-After %q; want 503 with Retry-After", w.Code, w.Header().Get("Retry-After"))
 		}
 	})
-	t.Run("a client that leaves before the decision", func(t *testing.T) {
+	t.Run("a client that leaves during its wait", func(t *testing.T) {
 		queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(1))
 		h := mount(newStore(t), httpengine.Limit(queue, ip.Key))
 		if w := send(h, "/x"); w.Code != 200 {

@@ -242,8 +242,8 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // Local mode granted 16–19 on top of Redis's 38–40 against a bound of 45
 // (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). A call not sent
 // because the in-flight bound was full (ErrOverload) learned nothing of the store and
-// is tried again the same way; a bound full for all of d means calls in flight that
-// the store does not answer. A refused connection, or any other answer, ends the
+// is tried again the same way; a bound found full at every attempt over d means
+// calls in flight that the store does not answer. A refused connection, or any other answer, ends the
 // probe at once. When parent's deadline ends a probe whose calls had timed out, ok
 // is true: the store did not answer for as long as the caller could wait (a Check
 // with a short ctx).

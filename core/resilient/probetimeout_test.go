@@ -194,12 +194,14 @@ func TestConfirmingProbeWaitsForAnInFlightSlot(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, resilient.WithMaxInFlight(3), resilient.WithDeadline(testDeadline))
 			r.shared.set(nil, true, true) // calls hang past their deadline, holding their slots
-			for i := 0; i < 3; i++ {      // three failures in a row ask for the probe
+			// Three failures in a row ask for the probe. A call noticed late on a
+			// loaded machine does not count, so call until the probe is out: once
+			// the three slots are held, each call fails at once as overload.
+			probing := func() bool { return r.store.Confirming() || r.store.Breaker() != resilient.BreakerClosed }
+			for i := 0; i < 50 && !probing(); i++ {
 				r.store.Decide(context.Background(), core.Request{Policy: tenPerMinute, Key: fmt.Sprint("k", i)})
 			}
-			waitFor(t, "the confirming probe", func() bool {
-				return r.store.Confirming() || r.store.Breaker() != resilient.BreakerClosed
-			})
+			waitFor(t, "the confirming probe", probing)
 			if tc.freeSlot {
 				time.Sleep(250 * time.Millisecond) // the probe's first calls find the bound full
 				r.shared.mu.Lock()

@@ -176,6 +176,9 @@ func (e jsonEntry) millis() (int64, error) {
 	if err != nil || ms < 0 {
 		return 0, errors.New(`"time" is neither RFC 3339 nor a whole number of ms since 1970`)
 	}
+	if ms > maxTraceMillis {
+		return 0, errors.New(`"time" is beyond 2^50-1 ms since 1970 (microseconds are 1000 times too large)`)
+	}
 	return ms, nil
 }
 

@@ -49,6 +49,8 @@ func TestJSONTimesAndCosts(t *testing.T) {
 		`{"time":"2026-11-24T07:00:01.123456789Z"}`: 1795503601123,
 		`{"time":1795503601123}`:                    1795503601123,
 		`{"time":0}`:                                0,
+		`{"time":1125899906842623}`:                 1125899906842623, // 2^50-1, the last instant every store takes
+		`{"time":1795503601123000}`:                 -1,               // microseconds: beyond 2^50 ms
 		`{"time":"2026-11-24 07:00:01"}`:            -1,
 		`{"time":1.5}`:                              -1,
 		`{"time":-1}`:                               -1,

@@ -73,13 +73,7 @@ func (d *Denial) Problem() []byte {
 	seconds := int64(d.RetryAfter / time.Second)
 	b := d.body[:0]
 	b = append(b, `{"type":"about:blank","title":"Too Many Requests","status":429,"detail":"Rate limit exceeded; retry in `...)
-	b = strconv.AppendInt(b, seconds, 10)
-	if seconds == 1 {
-		b = append(b, ` second.","retry_after":`...)
-	} else {
-		b = append(b, ` seconds.","retry_after":`...)
-	}
-	b = strconv.AppendInt(b, seconds, 10)
+	b = appendRetryIn(b, seconds)
 	b = append(b, `,"violated_policies":[`...)
 	first := true
 	for i := range d.Results {
@@ -163,14 +157,19 @@ func unavailable(err error) (status int, retryAfter int64, body string) {
 func unavailableProblem(seconds int64) string {
 	b := make([]byte, 0, 160)
 	b = append(b, `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":"The rate limiter cannot decide right now; retry in `...)
+	return string(append(appendRetryIn(b, seconds), '}'))
+}
+
+// appendRetryIn ends a problem body's detail with "N second(s)." and appends its
+// retry_after member: `3 seconds.","retry_after":3`.
+func appendRetryIn(b []byte, seconds int64) []byte {
 	b = strconv.AppendInt(b, seconds, 10)
 	if seconds == 1 {
 		b = append(b, ` second.","retry_after":`...)
 	} else {
 		b = append(b, ` seconds.","retry_after":`...)
 	}
-	b = strconv.AppendInt(b, seconds, 10)
-	return string(append(b, '}'))
+	return strconv.AppendInt(b, seconds, 10)
 }
 
 // RetryAfterHinter is implemented by store errors that know when the store is worth

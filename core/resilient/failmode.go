@@ -18,7 +18,7 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 	}
 	switch mode {
 	case Open:
-		res := unenforced(&req, true)
+		res := s.unenforced(&req, true, now)
 		s.grantedLease(&req, &res, false, now)
 		s.decided(&req, OutcomeUnenforced, ViaOpen)
 		return res, nil
@@ -151,7 +151,7 @@ func (s *Store) finishStack(reqs []core.Request, results []core.Result, allowed 
 	for i := range reqs {
 		local := s.cfg.modeOf(reqs[i].Policy.Name()) == Local
 		if !local {
-			results[i] = unenforced(&reqs[i], allowed)
+			results[i] = s.unenforced(&reqs[i], allowed, now)
 		}
 		if allowed {
 			s.grantedLease(&reqs[i], &results[i], local, now)
@@ -167,15 +167,19 @@ func (s *Store) finishStack(reqs []core.Request, results []core.Result, allowed 
 	}
 }
 
-// unenforced is the result of an Open policy: admitted uncounted when the rest of its
-// decision admits, else not admitted and unspent. Remaining is unknown; it reports the
-// policy's capacity less the request's cost.
-func unenforced(req *core.Request, allowed bool) core.Result {
+// unenforced is the result of an Open policy at now: admitted uncounted when the rest
+// of its decision admits, else not admitted and unspent. Nothing is counted, so it
+// reports what the key's last shared answer leaves, and when that answer said the key
+// recovers (the whole capacity for a key never answered): a fresh bucket's numbers
+// told a client that Redis had just refused that its quota was back.
+func (s *Store) unenforced(req *core.Request, allowed bool, now int64) core.Result {
+	remaining, resetAfter := s.memo.remaining(req, now)
 	res := core.Result{
 		Policy:     req.Policy.Name(),
 		Allowed:    allowed,
 		Limit:      req.Policy.Capacity(),
-		Remaining:  max(0, req.Policy.Capacity()-req.EffectiveCost()),
+		Remaining:  remaining,
+		ResetAfter: resetAfter,
 		Unenforced: true,
 	}
 	if allowed && req.Policy.Algorithm() == core.Concurrency {

@@ -8,8 +8,9 @@ type Mode string
 // The failure modes.
 const (
 	// Open admits every request of the policy, uncounted, and flags the result
-	// (core.Result.Unenforced). Choose it when refusing users costs more than a short
-	// stretch of unenforced traffic, and the backend can take the load.
+	// (core.Result.Unenforced), which reports what the key's last shared answer left.
+	// Choose it when refusing users costs more than a short stretch of unenforced
+	// traffic, and the backend can take the load.
 	Open Mode = "open"
 	// Closed refuses every request of the policy with an *UnavailableError (the HTTP
 	// layer answers 503 with Retry-After: the client did nothing wrong). Choose it when

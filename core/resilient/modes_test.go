@@ -50,6 +50,31 @@ func TestOpenModeAdmitsUnenforced(t *testing.T) {
 	}
 }
 
+// Open mode counts nothing, so it reports what the key's last shared answer left, not
+// a fresh bucket's numbers: a client that had spent most of its quota is not told it
+// is back. A key never answered reports the whole capacity. (A key the shared store
+// refused stays refused by the pre-limiter until its Retry-After.)
+func TestOpenModeReportsTheLastAnswer(t *testing.T) {
+	r := newRig(t, resilient.WithMode(resilient.Open))
+	for range 4 { // 4 of the minute's 5, spent on the shared store
+		r.decide(t, perMinute5, "spent")
+	}
+	r.shared.fail(errDown)
+	waitFor(t, "the breaker to open", func() bool {
+		r.store.Decide(context.Background(), core.Request{Policy: perMinute5, Key: "other"})
+		return r.store.Breaker() == resilient.BreakerOpen
+	})
+	for range 3 { // counted nowhere: each reports the same
+		res := r.decide(t, perMinute5, "spent")
+		if !res.Allowed || !res.Unenforced || res.Remaining != 1 || res.ResetAfter <= 0 {
+			t.Fatalf("a key with 1 left in Open mode: %+v, want admitted unenforced with 1 left and its reset", res)
+		}
+	}
+	if res := r.decide(t, perMinute5, "never-seen"); !res.Allowed || !res.Unenforced || res.Remaining != 5 {
+		t.Fatalf("a key never answered in Open mode: %+v, want admitted unenforced with 5 left", res)
+	}
+}
+
 // Closed mode refuses with an *UnavailableError that wraps core.ErrStoreUnavailable
 // and hints when the breaker will probe.
 func TestClosedModeRefusesUnavailable(t *testing.T) {

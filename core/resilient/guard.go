@@ -20,6 +20,7 @@ type guard struct {
 	maxInFlight int64
 
 	inFlight atomic.Int64
+	probing  atomic.Int64 // probes in flight, bounded apart (runProbe)
 
 	mu      sync.RWMutex // orders wg.Add before Close's wg.Wait
 	closed  bool
@@ -35,17 +36,34 @@ func newGuard(deadline time.Duration, maxInFlight int) *guard {
 // (or ctx) ended first. fn must write only to memory that the caller reads after a
 // nil-or-error return without timedOut, never to the caller's own buffers.
 func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Context) error) (err error, timedOut bool) {
+	return g.runIn(&g.inFlight, g.maxInFlight, ctx, d, fn)
+}
+
+// maxProbesInFlight bounds the probes running at once: a few per breaker at most,
+// and abandoned ones no more than this.
+const maxProbesInFlight = 16
+
+// runProbe is run for a probe, bounded by maxProbesInFlight rather than by the
+// traffic's calls: a bound the traffic holds full says nothing of the store, and
+// a probe that could not be sent left a breaker to open on a healthy one
+// (TestConfirmingProbeIsNotBlockedByTheTraffic).
+func (g *guard) runProbe(ctx context.Context, d time.Duration, fn func(context.Context) error) (err error, timedOut bool) {
+	return g.runIn(&g.probing, maxProbesInFlight, ctx, d, fn)
+}
+
+// runIn is run with the calls counted in slots, at most limit at once.
+func (g *guard) runIn(slots *atomic.Int64, limit int64, ctx context.Context, d time.Duration, fn func(context.Context) error) (err error, timedOut bool) {
 	if d == 0 {
 		d = g.deadline
 	}
-	if g.inFlight.Add(1) > g.maxInFlight {
-		g.inFlight.Add(-1)
+	if slots.Add(1) > limit {
+		slots.Add(-1)
 		return ErrOverload, false
 	}
 	g.mu.RLock()
 	if g.closed {
 		g.mu.RUnlock()
-		g.inFlight.Add(-1)
+		slots.Add(-1)
 		return ErrClosed, false
 	}
 	g.running.Add(1)
@@ -56,7 +74,7 @@ func (g *guard) run(ctx context.Context, d time.Duration, fn func(context.Contex
 	go func() {
 		defer g.running.Done()
 		err := protect(callCtx, fn)
-		g.inFlight.Add(-1)
+		slots.Add(-1)
 		done <- err // before cancel: a caller that sees callCtx end finds the answer
 		cancel()
 	}()

@@ -205,7 +205,8 @@ func WithAdaptiveDeadline(multiple int, ceiling time.Duration) Option {
 // WithMaxInFlight bounds the calls to the shared store running at once (default
 // DefaultMaxInFlight). A call beyond it is not sent and counts as a failure
 // (KindOverload). It matters for a client that ignores ctx deadlines, whose abandoned
-// calls may outlive the deadline.
+// calls may outlive the deadline. The breakers' probes have a small bound of their
+// own, so that traffic holding this one full cannot keep a probe from the store.
 func WithMaxInFlight(n int) Option {
 	return func(c *config) error {
 		if n < 1 {

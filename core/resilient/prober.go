@@ -240,13 +240,12 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // none of d. On a saturated CPU such a timeout is the client's: a confirming probe's
 // dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and
 // Local mode granted 16–19 on top of Redis's 38–40 against a bound of 45
-// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). A call not sent
-// because the in-flight bound was full (ErrOverload) learned nothing of the store and
-// is tried again the same way; a bound found full at every attempt over d means
-// calls in flight that the store does not answer. A refused connection, or any other answer, ends the
-// probe at once. When parent's deadline ends a probe whose calls had timed out, ok
-// is true: the store did not answer for as long as the caller could wait (a Check
-// with a short ctx).
+// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). Probes are not
+// held back by the traffic's in-flight bound (guard.runProbe): one that finds their
+// own full (ErrOverload) has that many probes before it unanswered, an outage. A
+// refused connection, or any other answer, ends the probe at once. When parent's deadline ends a probe whose calls had timed out, ok is true:
+// the store did not answer for as long as the caller could wait (a Check with a
+// short ctx).
 func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
 	ctx, cancel := context.WithCancel(parent)
@@ -274,7 +273,7 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 			}
 		}
 		callStart := time.Now()
-		err, timedOut := s.guard.run(ctx, remaining, func(ctx context.Context) error {
+		err, timedOut := s.guard.runProbe(ctx, remaining, func(ctx context.Context) error {
 			_, err := s.shared.Decide(ctx, req)
 			return err
 		})
@@ -285,7 +284,7 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 		}
 		s.storeCall(time.Since(callStart), kind, err)
 		latency = time.Since(start)
-		if o != failed || kind != KindTimeout && kind != KindOverload || timedOut {
+		if o != failed || kind != KindTimeout || timedOut {
 			break // an answer, another error, or the end of d
 		}
 	}

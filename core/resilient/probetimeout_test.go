@@ -178,41 +178,40 @@ func TestStoreWideProbeEndsWhenEitherKeyAnswers(t *testing.T) {
 	}
 }
 
-// A confirming probe that finds the in-flight bound full (WithMaxInFlight) learned
-// nothing of the store: it waits for a slot within its budget, as it does after the
-// client's own timeouts, and the store's answer keeps the breaker closed. Calls that
-// hold every slot for all of the budget confirm the outage.
-func TestConfirmingProbeWaitsForAnInFlightSlot(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		freeSlot bool
-		want     resilient.BreakerState
-	}{
-		{"a slot frees up", true, resilient.BreakerClosed},
-		{"no slot frees up", false, resilient.BreakerOpen},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, resilient.WithMaxInFlight(3), resilient.WithDeadline(testDeadline))
-			r.shared.set(nil, true, true) // calls hang past their deadline, holding their slots
-			// Three failures in a row ask for the probe. A call noticed late on a
-			// loaded machine does not count, so call until the probe is out: once
-			// the three slots are held, each call fails at once as overload.
-			probing := func() bool { return r.store.Confirming() || r.store.Breaker() != resilient.BreakerClosed }
-			for i := 0; i < 50 && !probing(); i++ {
-				r.store.Decide(context.Background(), core.Request{Policy: tenPerMinute, Key: fmt.Sprint("k", i)})
-			}
-			waitFor(t, "the confirming probe", probing)
-			if tc.freeSlot {
-				time.Sleep(250 * time.Millisecond) // the probe's first calls find the bound full
-				r.shared.mu.Lock()
-				r.shared.hang = false
-				close(r.shared.release) // the hung calls end, and later calls are answered
-				r.shared.mu.Unlock()
-			}
-			waitFor(t, "the probe's outcome", func() bool { return !r.store.Confirming() })
-			if got := r.store.Breaker(); got != tc.want {
-				t.Fatalf("breaker %v after the probe, want %v", got, tc.want)
-			}
-		})
+// hangsTraffic is a store whose traffic calls hang, ignoring their context, until
+// release is closed, holding their in-flight slots; probe calls are answered.
+type hangsTraffic struct {
+	*fakeShared
+	release chan struct{}
+}
+
+func (f *hangsTraffic) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if req.Policy.Name() != resilient.ProbePolicy.Name() {
+		<-f.release
+		return core.Result{}, errDown
+	}
+	return f.fakeShared.Decide(ctx, req)
+}
+
+// The traffic's calls hang and hold every in-flight slot (WithMaxInFlight): a bound
+// full says nothing of the store, and the confirming probe, bounded apart, reaches
+// the store, whose answer keeps the breaker closed. Counted with the traffic, the
+// probe was not sent, and the breaker of a store that answers opened.
+func TestConfirmingProbeIsNotBlockedByTheTraffic(t *testing.T) {
+	clock := storetest.NewClock()
+	f := &hangsTraffic{fakeShared: newFakeShared(t, clock), release: make(chan struct{})}
+	defer close(f.release)
+	r := newRigOver(t, clock, f, resilient.WithMaxInFlight(3), resilient.WithDeadline(testDeadline))
+	// Three failures in a row ask for the probe. A call noticed late on a loaded
+	// machine does not count, so call until the probe is out: once the three slots
+	// are held, each call fails at once as overload.
+	probing := func() bool { return r.store.Confirming() || r.store.Breaker() != resilient.BreakerClosed }
+	for i := 0; i < 50 && !probing(); i++ {
+		r.store.Decide(context.Background(), core.Request{Policy: tenPerMinute, Key: fmt.Sprint("k", i)})
+	}
+	waitFor(t, "the confirming probe", probing)
+	waitFor(t, "the probe's outcome", func() bool { return !r.store.Confirming() })
+	if got := r.store.Breaker(); got != resilient.BreakerClosed {
+		t.Fatalf("breaker %v after the probe, want closed: the store answers it", got)
 	}
 }

@@ -35,10 +35,11 @@ func checkPolicies() []core.Policy {
 
 // Check runs real decisions on the shared store at start-up, on the key
 // "ratelimit-check": one per algorithm, a stack of all the rate algorithms, and a
-// concurrency lease and its release. It bypasses the failure modes and the breaker,
-// so that a store that cannot work is found before traffic arrives. Each call is bounded by 5 seconds, and the
-// whole check by ctx: a ctx that expires first counts as a store that did not answer
-// (ErrTimeout, wrapping core.ErrStoreUnavailable); a cancelled one is returned as such.
+// concurrency lease and its release. It bypasses the failure modes and the breaker, so
+// that a store that cannot work is found before traffic arrives. Each call is bounded
+// by 5 seconds, and the whole check by ctx: a ctx that expires first counts as a store
+// that did not answer (ErrTimeout, wrapping core.ErrStoreUnavailable); a cancelled one
+// is returned as such.
 //
 // An error wraps ErrPermanent when the store answered but cannot serve these decisions
 // (a missing command or script feature, a Redis too old, CROSSSLOT, a reply of the

@@ -13,10 +13,10 @@ import (
 // in which case the policy's failure mode decides (see Mode). A call that fails while
 // the breakers stay closed (one slow call under load) is not an outage and no
 // transition: a Local policy is decided from this replica's share of the key's last
-// shared answer (WithReplicas), without refill (a key with none known is refused
-// with a short Retry-After), an Open one is admitted unenforced and a Closed one
-// refused as unavailable, as their modes promise. A cancelled or expired ctx is returned as an error wrapping
-// ctx.Err() and is not a store failure. A permanent store error is
+// shared answer (WithReplicas), without refill (a key with none known is refused with
+// a short Retry-After), an Open one is admitted unenforced and a Closed one refused as
+// unavailable, as their modes promise. A cancelled or expired ctx is returned as an
+// error wrapping ctx.Err() and is not a store failure. A permanent store error is
 // returned wrapping ErrPermanent, in every mode.
 func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	if s.closed.Load() {

@@ -238,14 +238,14 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // again, in at most probeAttempts calls spread over d: after many failed dials,
 // go-redis repeats the last dial error at once, and calls back to back would spend
 // none of d. On a saturated CPU such a timeout is the client's: a confirming probe's
-// dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and
-// Local mode granted 16–19 on top of Redis's 38–40 against a bound of 45
-// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). Probes are not
-// held back by the traffic's in-flight bound (guard.runProbe): one that finds their
-// own full (ErrOverload) has that many probes before it unanswered, an outage. A
-// refused connection, or any other answer, ends the probe at once. When parent's deadline ends a probe whose calls had timed out, ok is true:
-// the store did not answer for as long as the caller could wait (a Check with a
-// short ctx).
+// dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and Local
+// mode granted 16–19 on top of Redis's 38–40 against a bound of 45
+// (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). Probes are not held
+// back by the traffic's in-flight bound (guard.runProbe): one that finds their own
+// full (ErrOverload) has that many probes before it unanswered, an outage. A refused
+// connection, or any other answer, ends the probe at once. When parent's deadline ends
+// a probe whose calls had timed out, ok is true: the store did not answer for as long
+// as the caller could wait (a Check with a short ctx).
 func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
 	ctx, cancel := context.WithCancel(parent)

@@ -101,3 +101,47 @@ func TestEchoRequestContextKeepsNoLaterValues(t *testing.T) {
 		t.Fatalf("alice's request context, after it ended, says user=%v", v)
 	}
 }
+
+// TestEchoBindReadsNoOtherSpellingOfTheField: echo's c.Bind matches a form field's
+// name regardless of case when the exact name is missing, so a handler binding
+// `form:"username"` acts on "USERNAME=victim". The account limit used to find no
+// "username" and charge each guess to its address (ClientIPFallback): 40 guesses
+// from 8 addresses all reached the password check under a 5/min account limit.
+// Another spelling of the name is now refused (400) before the handler.
+func TestEchoBindReadsNoOtherSpellingOfTheField(t *testing.T) {
+	store := memory.MustNew(memory.WithSweepInterval(0))
+	defer store.Close()
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
+	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	e := echo.New()
+	checked := 0
+	e.POST("/login", func(c echo.Context) error {
+		var in struct {
+			Username string `form:"username"`
+			Password string `form:"password"`
+		}
+		if err := c.Bind(&in); err != nil {
+			return err
+		}
+		if name, _ := keyfuncs.NormalizeUsername(in.Username); name == "victim" {
+			checked++
+		}
+		return c.NoContent(http.StatusUnauthorized)
+	}, echomw.Middleware(store, httplimit.Stack(
+		httplimit.Limit(account, keyfuncs.FormUsername("username")),
+		httplimit.Limit(loginIP, ip.Key),
+	), httplimit.WithKeyFallback(httplimit.ClientIPFallback(ip.Key))))
+	codes := map[int]int{}
+	for i := range 40 {
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(fmt.Sprint("USERNAME=victim&password=guess", i)))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i/5+1)
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, r)
+		codes[w.Code]++
+	}
+	if checked != 0 || codes[http.StatusBadRequest] != 40 {
+		t.Fatalf("%d guesses at victim reached the handler, answers %v; want every one refused 400", checked, codes)
+	}
+}

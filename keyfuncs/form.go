@@ -41,7 +41,9 @@ var ErrFormTooLarge = errors.New("keyfuncs: request body too large to find the k
 // query, whichever r.Form lists first. So the field must be unambiguous: a field
 // given again with another value (a "?username=" decoy beside the body's name,
 // or two names in the body) gets ErrBadForm, whichever copy a handler would
-// pick, and so does a body method's field found only in the query. FormField
+// pick, and so does a body method's field found only in the query, and a field
+// sent under another spelling of its name ("USERNAME"), which echo's c.Bind reads
+// when the exact name is missing. FormField
 // parses the form with r.ParseMultipartForm(MaxFormMemory), so the handler finds
 // it parsed. A body that cannot be parsed gets ErrBadForm, and one over a size
 // limit ErrFormTooLarge; neither wraps ErrNoKey.
@@ -121,6 +123,9 @@ func formValue(r *http.Request, name string) (string, error) {
 	}
 	if err := r.ParseMultipartForm(MaxFormMemory); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		return "", formError(err)
+	}
+	if err := checkSpelling(r.Form, name, "field"); err != nil {
+		return "", err
 	}
 	// r.Form holds the body's values and the query's, r.PostForm the body's.
 	body, all := r.PostForm[name], r.Form[name]

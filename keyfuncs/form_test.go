@@ -77,6 +77,10 @@ func TestFormField(t *testing.T) {
 		{"other content type: no body field", formRequest("POST", "/login", "application/json", `{"username":"j"}`), "", ErrNoKey},
 		{"other content type, name in the query", formRequest("POST", "/login?username=q", "application/json", `{"username":"j"}`), "", ErrBadForm},
 		{"GET with two values", formRequest("GET", "/login?username=a&username=b", formType, ""), "", ErrBadForm},
+		// echo's c.Bind reads "USERNAME" when "username" is missing.
+		{"another spelling of the name", formRequest("POST", "/login", formType, "USERNAME=victim&password=x"), "", ErrBadForm},
+		{"another spelling beside the name", formRequest("POST", "/login", formType, "username=alice&UserName=victim"), "", ErrBadForm},
+		{"another spelling in the query", formRequest("POST", "/login?Username=victim", formType, "username=alice"), "", ErrBadForm},
 		{"multipart", formRequest("POST", "/login", mpType, mp), "field:username:carol", nil},
 		{"multipart, two values", formRequest("POST", "/login", mpTwoType, mpTwo), "", ErrBadForm},
 		{"multipart, query decoy", formRequest("POST", "/login?username=decoy", mpType, mp), "", ErrBadForm},

@@ -13,7 +13,9 @@ import (
 // replaced by its hash ("h:" prefix). An absent or empty parameter gets ErrNoKey;
 // a query net/url refuses outright (more than its 10,000 parameters, or nothing
 // but malformed pairs) gets ErrBadForm, so that it is never counted under a name
-// the handler does not see. Query panics when name is empty.
+// the handler does not see, and so does a parameter also sent under another
+// spelling of its name ("?ACCOUNT="), which echo's c.Bind reads when the exact
+// name is missing. Query panics when name is empty.
 func Query(name string) KeyFunc {
 	if name == "" {
 		panic("keyfuncs: Query needs a parameter name")
@@ -24,6 +26,9 @@ func Query(name string) KeyFunc {
 		values, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil && len(values) == 0 {
 			return "", fmt.Errorf("%w: the URL query: %w", ErrBadForm, err)
+		}
+		if err := checkSpelling(values, name, "query parameter"); err != nil {
+			return "", err
 		}
 		value := values.Get(name)
 		if value == "" {

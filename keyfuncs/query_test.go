@@ -30,6 +30,8 @@ func TestQuery(t *testing.T) {
 		{"/?accounts=alice", "", ErrNoKey},
 		{"/?" + strings.Repeat("a=1&", 10_001) + "account=alice", "", ErrBadForm},
 		{"/?account=%zz", "", ErrBadForm},
+		{"/?ACCOUNT=victim", "", ErrBadForm}, // echo's c.Bind reads it when "account" is missing
+		{"/?account=alice&Account=victim", "", ErrBadForm},
 	}
 	account := Query("account")
 	for _, tc := range cases {

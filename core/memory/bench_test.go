@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // benchPolicies are the algorithms measured. The limits are high so that the
@@ -184,5 +186,41 @@ func TestDecideAllocatesNothingOnAnExistingKey(t *testing.T) {
 	results := make([]core.Result, 2)
 	if allocs := testing.AllocsPerRun(1000, func() { _, _ = store.DecideStack(ctx, stack, results) }); allocs != 0 {
 		t.Errorf("stack: %.1f allocations per decision, want 0", allocs)
+	}
+}
+
+// BenchmarkDecideSlidingLogSteady: one key under a sliding log at steady traffic,
+// one request per millisecond of a virtual clock, so that every admitted decision
+// ages one entry out of the front of a log that holds `entries` entries. Its cost
+// must not grow with the log's length.
+func BenchmarkDecideSlidingLogSteady(b *testing.B) {
+	for _, entries := range []int{10, 1_000, 240_000} {
+		b.Run(fmt.Sprintf("entries=%d", entries), func(b *testing.B) {
+			clock := storetest.NewClock()
+			store, err := memory.New(memory.WithSweepInterval(0), memory.WithClock(clock.Now))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { store.Close() })
+			period := time.Duration(entries) * time.Millisecond
+			p := core.MustPolicy("log", core.SlidingLog, core.Rate{Limit: int64(entries), Period: period})
+			req := core.Request{Policy: p, Key: "user-42"}
+			ctx := context.Background()
+			decide := func() {
+				res, err := store.Decide(ctx, req)
+				if err != nil || !res.Allowed {
+					b.Fatalf("refused or failed: %+v, %v", res, err)
+				}
+				clock.Advance(time.Millisecond)
+			}
+			for range 2 * entries { // fill the window, then age out a whole one
+				decide()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				decide()
+			}
+			b.ReportMetric(float64(entries), "entries")
+		})
 	}
 }

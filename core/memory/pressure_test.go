@@ -253,3 +253,63 @@ func TestOverflowLeaseIsReleasedAfterItsKeyGotAnEntry(t *testing.T) {
 		t.Fatalf("b after lease 1 was released: %+v, stats %+v; want admitted by the overflow entry", res, store.Stats())
 	}
 }
+
+// TestRefundOfAnOverflowChargeIsNotGivenToTheKeysLaterEntry: a key decided against
+// the overflow entry while its shard was full, which then gets an entry of its own
+// (a slot recovered) and spends its limit there, is refunded the overflow charge.
+// Refund used to give it to the key's own entry, which never counted it: fixed and
+// sliding windows admitted 3 in one window of limit 2, buckets a token they never
+// spent. The refund now gives nothing back, and a refund of a charge on the entry
+// itself still does.
+func TestRefundOfAnOverflowChargeIsNotGivenToTheKeysLaterEntry(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.FixedWindow, core.SlidingWindow, core.SlidingLog, core.TokenBucket, core.GCRA} {
+		for _, viaStack := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stack=%v", alg, viaStack), func(t *testing.T) {
+				clock := storetest.NewClock()
+				clock.Set(clock.Millis() - clock.Millis()%60_000 + 1_000) // 1s into a minute window
+				store := newTestStore(t, clock, memory.WithShards(1), memory.WithMaxKeys(1))
+				filler := core.MustPolicy("filler", core.TokenBucket, core.PerSecond(1))
+				login := core.MustPolicy("login", alg, core.PerMinute(2))
+				k := core.Request{Policy: login, Key: "attacker"}
+				decide := func() core.Result {
+					if !viaStack {
+						return mustDecide(t, store, k)
+					}
+					results := make([]core.Result, 1)
+					if _, err := store.DecideStack(context.Background(), []core.Request{k}, results); err != nil {
+						t.Fatal(err)
+					}
+					return results[0]
+				}
+				refund := func(chargedAt time.Time) {
+					if err := store.Refund(context.Background(), k, chargedAt); err != nil {
+						t.Fatal(err)
+					}
+				}
+				mustDecide(t, store, core.Request{Policy: filler, Key: "someone"}) // the one slot, restricted for 1s
+				overflowed := decide()
+				if !overflowed.Allowed || store.Stats().Overflowed != 1 {
+					t.Fatalf("setup: %+v, stats %+v", overflowed, store.Stats())
+				}
+				clock.Advance(2 * time.Second) // the filler recovers; the same minute window
+				var own core.Result
+				for range 2 {
+					if own = decide(); !own.Allowed {
+						t.Fatalf("the key's own entry refused %+v (stats %+v)", own, store.Stats())
+					}
+				}
+				if store.Stats().Keys != 1 {
+					t.Fatalf("setup: the key has no entry of its own: %+v", store.Stats())
+				}
+				refund(overflowed.DecidedAt) // the overflowed request's work was not done
+				if res := decide(); res.Allowed {
+					t.Fatalf("the refund of an overflow charge let the key's own entry admit a third request in a window of 2: %+v", res)
+				}
+				refund(own.DecidedAt)
+				if res := decide(); !res.Allowed {
+					t.Fatalf("the refund of a charge on the key's own entry gave nothing back: %+v", res)
+				}
+			})
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -22,12 +23,36 @@ type shard struct {
 	used  int    // slots taken by entries or tombstones; requires mu
 	rng   uint64 // xorshift state that spreads eviction samples; requires mu
 	early int64  // recovered entries evicted to make room; requires mu
-	_     [16]byte
+	// overflowedAt is the latest instant (ms) at which reserve found no room, so
+	// that a key of the shard was decided against an overflow entry; noOverflow
+	// when none ever was. Requires mu.
+	overflowedAt int64
+	_            [8]byte
 }
+
+// noOverflow is shard.overflowedAt of a shard that has never been full.
+const noOverflow = math.MinInt64
 
 func (sh *shard) init(seed uint64) {
 	sh.table.Store(newTable(minTableSlots))
 	sh.rng = seed | 1
+	sh.overflowedAt = noOverflow
+}
+
+// newEntry builds the entry of (policy, key), created by a decision at now. In a
+// shard that has never been full, no key of the shard was charged anywhere but on
+// its own entries, so the entry takes every refund, as a key the store never
+// evicted does. Once the shard has sent a key to the overflow entry, a new entry
+// may be that key's, whose earlier charges went to the overflow entry (or to an
+// entry since evicted): it takes back only charges from now on, and from after the
+// shard's last overflow, since charges of one millisecond cannot be told apart.
+// Requires sh.mu.
+func (sh *shard) newEntry(h uint64, p core.Policy, key string, now int64) *entry {
+	e := &entry{hash: h, id: p.ID(), key: key, policy: p, chargedFrom: noOverflow}
+	if sh.overflowedAt != noOverflow {
+		e.chargedFrom = max(now, sh.overflowedAt+1)
+	}
+	return e
 }
 
 // acquire returns the entry of (policy, key) with its mutex held, creating the
@@ -89,17 +114,19 @@ func (sh *shard) lookupLocked(h uint64, p core.Policy, key string, maxKeys int, 
 	if !sh.reserve(maxKeys, now) {
 		return nil
 	}
-	e := &entry{hash: h, id: p.ID(), key: key, policy: p}
+	e := sh.newEntry(h, p, key, now)
 	sh.insertReserved(e)
 	return e
 }
 
 // reserve makes room for one more entry and counts it as live: at once when the
 // shard is under maxKeys, else by evicting a recovered entry. It reports false,
-// reserving nothing, when every sampled entry still restricts its key. Requires
-// sh.mu.
+// reserving nothing, when every sampled entry still restricts its key: the caller
+// then decides the key against the overflow entry, and the shard remembers when
+// (see newEntry). Requires sh.mu.
 func (sh *shard) reserve(maxKeys int, now int64) bool {
 	if sh.live >= maxKeys && !sh.evictRecovered(now) {
+		sh.overflowedAt = max(sh.overflowedAt, now)
 		return false
 	}
 	sh.live++

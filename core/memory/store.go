@@ -180,30 +180,33 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (res core.Result, 
 		e = s.lockOverflow(req.Policy)
 		s.overflowed.Add(1)
 	}
-	if keepsSlices(req.Policy.Algorithm()) {
-		log, leases := e.state.Log, e.state.Leases
+	switch req.Policy.Algorithm() {
+	case core.SlidingLog:
+		e.makeRoomInLog()
+		transition.StepInPlace(&e.state, &req, now, &res) // appends in place
+	case core.Concurrency:
+		leases := e.state.Leases
 		transition.StepInPlace(&e.state, &req, now, &res)
 		if res.Allowed {
-			e.anchor(log, leases)
+			e.state.Leases = anchor(leases, e.state.Leases)
 		}
-	} else {
+	default:
 		transition.StepInPlace(&e.state, &req, now, &res) // without touching the slices' cache line
 	}
 	e.mu.Unlock()
 	return res, nil
 }
 
-// keepsSlices reports whether the algorithm's state has slices (see entry.anchor).
-func keepsSlices(a core.Algorithm) bool { return a == core.SlidingLog || a == core.Concurrency }
-
 // maxInlineStack is the stack size DecideStack handles without allocating.
 const maxInlineStack = 8
 
 // DecideStack applies the requests as one all-or-nothing decision. It locks the
-// shards involved in ascending order, so concurrent stacks cannot deadlock, and
-// then the entries: an entry is only ever locked by a stack that holds its shard.
-// A key without an entry is decided on a fresh state, and its entry is inserted
-// only when the stack is admitted: a refused stack creates no entries.
+// shards involved in ascending order, then the entries of their tables: an entry
+// is only ever locked by a stack that holds its shard. The policies' overflow
+// entries belong to no shard, and two stacks may both need two of them: they are
+// locked last, in ascending order of policy ID, so concurrent stacks cannot
+// deadlock. A key without an entry is decided on a fresh state, and its entry is
+// inserted only when the stack is admitted: a refused stack creates no entries.
 func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
 	if s.closed.Load() {
 		return false, ErrClosed
@@ -215,17 +218,19 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		return false, err
 	}
 	var (
-		inlineShards  [maxInlineStack]int
-		inlineHashes  [maxInlineStack]uint64
-		inlineEntries [maxInlineStack]*entry
-		inlineNext    [maxInlineStack]transition.State
-		inlineFresh   [maxInlineStack]bool
+		inlineShards     [maxInlineStack]int
+		inlineHashes     [maxInlineStack]uint64
+		inlineEntries    [maxInlineStack]*entry
+		inlineNext       [maxInlineStack]transition.State
+		inlineFresh      [maxInlineStack]bool
+		inlineOverflowed [maxInlineStack]int
 	)
 	shardIDs, hashes, entries, next, fresh := inlineShards[:0], inlineHashes[:0], inlineEntries[:0], inlineNext[:0], inlineFresh[:0]
+	overflowed := inlineOverflowed[:0] // the requests decided against an overflow entry
 	if len(reqs) > maxInlineStack {
 		shardIDs, hashes = make([]int, 0, len(reqs)), make([]uint64, 0, len(reqs))
 		entries, next = make([]*entry, 0, len(reqs)), make([]transition.State, 0, len(reqs))
-		fresh = make([]bool, 0, len(reqs))
+		fresh, overflowed = make([]bool, 0, len(reqs)), make([]int, 0, len(reqs))
 	}
 	for i := range reqs {
 		h := s.hash(reqs[i].Policy.ID(), reqs[i].Key)
@@ -236,24 +241,31 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		s.shards[id].mu.Lock()
 	}
 	now := s.now()
-	allowed, overflowed := true, int64(0)
 	for i := range reqs {
 		sh, req := s.shard(hashes[i]), &reqs[i]
-		e, isFresh, locked := sh.table.Load().find(hashes[i], req.Policy.ID(), req.Key), false, false
+		e, isFresh := sh.table.Load().find(hashes[i], req.Policy.ID(), req.Key), false
 		switch {
 		case e != nil:
 		case sh.reserve(s.perShard, now):
 			// A fresh entry, published only if the stack is admitted.
-			e, isFresh = &entry{hash: hashes[i], id: req.Policy.ID(), key: req.Key, policy: req.Policy}, true
+			e, isFresh = sh.newEntry(hashes[i], req.Policy, req.Key, now), true
 		default:
-			e, locked = s.lockOverflow(req.Policy), true // one per policy: no other of the stack's
-			overflowed++
+			overflowed = insertByPolicyID(overflowed, reqs, i) // locked below, in order
 		}
-		if !locked && !slices.Contains(entries, e) {
+		if e != nil && !slices.Contains(entries, e) {
 			e.mu.Lock() // now no later insert of this stack can evict it
 		}
 		entries, fresh = append(entries, e), append(fresh, isFresh)
-		st, res := transition.StepRequest(e.state, req, now)
+	}
+	for _, i := range overflowed {
+		entries[i] = s.lockOverflow(reqs[i].Policy) // one per policy: the stack's policies differ
+	}
+	allowed := true
+	for i, e := range entries {
+		if reqs[i].Policy.Algorithm() == core.SlidingLog {
+			e.makeRoomInLog() // the state moves, unchanged, should the stack be refused
+		}
+		st, res := transition.StepRequest(e.state, &reqs[i], now)
 		next, results[i] = append(next, st), res
 		allowed = allowed && res.Allowed
 	}
@@ -281,10 +293,23 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	for i := len(shardIDs) - 1; i >= 0; i-- {
 		s.shards[shardIDs[i]].mu.Unlock()
 	}
-	if overflowed > 0 {
-		s.overflowed.Add(overflowed)
+	if len(overflowed) > 0 {
+		s.overflowed.Add(int64(len(overflowed)))
 	}
 	return allowed, nil
+}
+
+// insertByPolicyID adds request i to the indexes of reqs, kept in ascending order of
+// their policies' IDs: the order in which a stack locks overflow entries.
+func insertByPolicyID(indexes []int, reqs []core.Request, i int) []int {
+	at := len(indexes)
+	for at > 0 && reqs[indexes[at-1]].Policy.ID() > reqs[i].Policy.ID() {
+		at--
+	}
+	indexes = append(indexes, 0)
+	copy(indexes[at+1:], indexes[at:])
+	indexes[at] = i
+	return indexes
 }
 
 // insertSorted adds id to the ascending, duplicate-free ids.
@@ -434,8 +459,11 @@ func (s *Store) Close() error {
 var _ core.Refunder = (*Store)(nil)
 
 // Refund gives back req's effective cost, charged at chargedAt (see
-// core.Refunder). A key without an entry (evicted once recovered, or decided against
-// the overflow entry) gets nothing back.
+// core.Refunder), to the key's entry, only when that entry may be the one charged.
+// A key without an entry (evicted once recovered, or decided against the overflow
+// entry) gets nothing back, and neither does the entry it gets later for a charge
+// that went elsewhere: in a shard that has been full, an entry takes back only
+// charges made since it was created (a zero chargedAt gives it nothing).
 func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -449,7 +477,9 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
 	if e := s.shard(h).acquireExisting(h, req.Policy.ID(), req.Key); e != nil {
-		e.state = transition.Refund(e.state, &req.Policy, now, chargedAt.UnixMilli(), req.EffectiveCost())
+		if charged := chargedAt.UnixMilli(); charged >= e.chargedFrom {
+			e.state = transition.Refund(e.state, &req.Policy, now, charged, req.EffectiveCost())
+		}
 		e.mu.Unlock()
 	}
 	return nil

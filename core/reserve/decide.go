@@ -93,15 +93,26 @@ func (s *Store) refill(ctx context.Context, t *table, e *entry, key string, cost
 		// that window counted. The leftover goes back to its own window first (a round
 		// trip, only when a weighted request finds part of its cost); a failed return
 		// loses it, so the key admits less, never more.
-		_ = s.giveBack(ctx, t, key, leftover, e.leaseChargedAt())
-		leftover = 0
-		e.expires.Store(0)
+		leftover = s.returnLeftover(ctx, t, key, e, leftover)
 	}
 	if leftover >= cost { // not reached: kept for safety should that ever change
 		e.balance.Add(leftover - cost)
 		return s.admitted(t, e, leftover-cost, now), nil
 	}
 	grant, res, err := s.take(ctx, t.lease, key, t.lease.Size-leftover, cost-leftover)
+	if err == nil && leftover > 0 && !res.Unenforced && !sameFixedWindow(t.lease.Policy, e.chargedAt.Load(), res.DecidedAt) {
+		// The round trip crossed a fixed window's end: the backing store dated this
+		// decision in a later window than the leftover's lease, whose window has
+		// closed, and spending the leftover now would admit more than this window's
+		// Limit. It goes back (a closed window takes nothing back, as for any lease
+		// returned late). Should what was just taken not cover the request alone, it
+		// goes back to its own window too, and a whole lease is taken anew.
+		leftover = s.returnLeftover(ctx, t, key, e, leftover)
+		if res.Allowed && grant < cost {
+			_ = s.giveBack(ctx, t, key, grant, res.DecidedAt)
+			grant, res, err = s.take(ctx, t.lease, key, t.lease.Size, cost)
+		}
+	}
 	if err == nil && res.Unenforced {
 		// The backing store let the request through without counting it: there is no
 		// budget to hold, so this request alone is admitted, as unenforced.
@@ -206,8 +217,29 @@ func (s *Store) refusedLocally(t *table, e *entry, r *refusal, now int64) core.R
 	}
 }
 
+// sameFixedWindow reports whether decidedAt, a backing store's decision of a fixed
+// window policy p, falls in the window of the lease charged at chargedMs (ms since
+// the epoch; 0 when unknown). It reports true for other algorithms, and when either
+// instant is unknown: the lease's end, timed by ResetAfter, then bounds it alone.
+func sameFixedWindow(p core.Policy, chargedMs int64, decidedAt time.Time) bool {
+	if p.Algorithm() != core.FixedWindow || chargedMs <= 0 || decidedAt.IsZero() {
+		return true
+	}
+	period := p.PeriodMillis()
+	return chargedMs/period == decidedAt.UnixMilli()/period
+}
+
 // slidingWindows reports whether p's windows slide, so that a lease's units belong
 // to the window its charge fell in, which a fixed window's lease never outlives.
 func slidingWindows(p core.Policy) bool {
 	return p.Algorithm() == core.SlidingWindow || p.Algorithm() == core.SlidingLog
+}
+
+// returnLeftover gives what is left of e's lease back to the window that counted it
+// and ends the lease, and returns the leftover the request may still spend: none. A
+// failed return loses the leftover, so the key admits less, never more.
+func (s *Store) returnLeftover(ctx context.Context, t *table, key string, e *entry, leftover int64) int64 {
+	_ = s.giveBack(ctx, t, key, leftover, e.leaseChargedAt())
+	e.expires.Store(0)
+	return 0
 }

@@ -55,8 +55,11 @@
 // that refilled meanwhile admits them a second time. Sliding windows (log and
 // counter) let them be counted in an earlier window than the one they are spent in.
 // Fixed windows are the exception: a lease ends when the window it was charged in
-// ends (timed by the backing store's ResetAfter, so clocks need not agree), so every
-// window admits at most its Limit.
+// ends (timed by the backing store's ResetAfter, so clocks need not agree), and when
+// a refill's round trip crosses the window's end (the backing store dates the new
+// lease in the next window), what was left of the old lease goes back instead of
+// paying for part of the request: so every window admits at most its Limit, counted
+// by the windows the backing store dates its decisions in.
 //
 // # Under-grant
 //

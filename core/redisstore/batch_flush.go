@@ -203,7 +203,7 @@ func (c *batchCmd) parseAlone(reqs []core.Request, results []core.Result) error 
 func batchDecision(call *batchCall, now int64, entry batchEntry) (core.Result, error) {
 	reqs := []core.Request{call.req}
 	if entry.err != nil {
-		return core.Result{}, wrapError(call.ctx, reqs, entry.err)
+		return core.Result{}, wrapError(call.ctx, reqs, entry.err, false) // a script's own reply
 	}
 	var result core.Result
 	f := entry.fields

@@ -29,13 +29,18 @@ var unavailablePrefixes = []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTER
 
 // wrapError names the policies of a failed call and classifies the failure: a
 // cancelled or expired ctx is returned as such; an unreachable or unready server wraps
-// core.ErrStoreUnavailable; anything else wraps ErrUnexpectedReply.
-func wrapError(ctx context.Context, reqs []core.Request, err error) error {
+// core.ErrStoreUnavailable; anything else wraps ErrUnexpectedReply. On a Cluster
+// (onCluster), a MOVED or ASK reply reaches the store only when go-redis has followed
+// its redirects and the masters still disagree on who serves the slot, as while a
+// resharding or a failover's configuration spreads: the server cannot serve now
+// (TestRedisClusterRedirectLoopIsUnavailable). Elsewhere it is a client of one
+// Cluster node, a deployment error that must fail loudly.
+func wrapError(ctx context.Context, reqs []core.Request, err error, onCluster bool) error {
 	names := policyNames(reqs)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("redisstore: %s: %w", names, ctxErr)
 	}
-	if unavailable(err) {
+	if unavailable(err) || onCluster && (redis.HasErrorPrefix(err, "MOVED ") || redis.HasErrorPrefix(err, "ASK ")) {
 		return fmt.Errorf("%s: %w: %w", names, core.ErrStoreUnavailable, err)
 	}
 	return fmt.Errorf("%s: %w: %w", names, ErrUnexpectedReply, err)
@@ -51,7 +56,7 @@ func wrapError(ctx context.Context, reqs []core.Request, err error) error {
 // background, one at a time; a reload that failed (every node down) does not hold
 // the next back, so the store asks at most once per reloadEvery.
 func (s *Store) failed(ctx context.Context, reqs []core.Request, err error) error {
-	wrapped := wrapError(ctx, reqs, err)
+	wrapped := wrapError(ctx, reqs, err, s.cluster != nil)
 	if s.cluster != nil && (errors.Is(wrapped, core.ErrStoreUnavailable) || errors.Is(wrapped, context.DeadlineExceeded)) {
 		now, last := time.Now().UnixNano(), s.reloadedAt.Load()
 		if now-last >= int64(reloadEvery) && s.reloadedAt.CompareAndSwap(last, now) {

@@ -8,7 +8,8 @@ import (
 )
 
 // Node names the master that serves a key, as the Cluster's own slot map does, and
-// nothing on a standalone server (core/resilient groups a stuck master's keys by it).
+// the one server of a standalone deployment for every key (core/resilient groups a
+// stuck master's keys by it).
 func TestNodeNamesTheMasterServingTheKey(t *testing.T) {
 	c := servers.Cluster(t)
 	store, err := redisstore.Dial(c.Addrs())
@@ -27,12 +28,15 @@ func TestNodeNamesTheMasterServingTheKey(t *testing.T) {
 		}
 	}
 
-	standalone, err := redisstore.Dial([]string{servers.Server(t).Addr})
+	srv := servers.Server(t)
+	standalone, err := redisstore.Dial([]string{srv.Addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer standalone.Close()
-	if got := standalone.Node(standalone.Key(p, "user:1")); got != "" {
-		t.Errorf("Node on a standalone server: %q, want \"\"", got)
+	for _, key := range []string{"user:1", "user:2", "{x}user:3"} {
+		if got := standalone.Node(standalone.Key(p, key)); got != srv.Addr {
+			t.Errorf("Node of %s on a standalone server: %q, want %q", key, got, srv.Addr)
+		}
 	}
 }

@@ -35,6 +35,7 @@ type Store struct {
 	client     processor
 	topology   topology
 	cluster    *redis.ClusterClient // the client on a Cluster: its batch queues, the slot reloads of failed
+	server     string               // the one server of a standalone or failover client, for Node
 	reloadedAt atomic.Int64         // UnixNano of the last reload failed asked for
 	prefix     string
 	clock      func() time.Time // nil: Redis TIME
@@ -82,6 +83,8 @@ func New(client redis.UniversalClient, options ...Option) (*Store, error) {
 		s.topology, s.cluster = cluster, c
 	case *redis.Ring:
 		s.topology = ring
+	case *redis.Client:
+		s.server = c.Options().Addr // a failover client's is go-redis's "FailoverClient"
 	}
 	if cfg.batchMax > 0 {
 		s.batch = newBatcher(s, client, cfg.batchWindow, cfg.batchMax)
@@ -284,12 +287,13 @@ func (s *Store) Key(policy core.Policy, key string) string { return s.stateKey(&
 // must load one.
 const nodeLookupTimeout = 100 * time.Millisecond
 
-// Node is the address of the Cluster master serving key, a Redis key (see Key), from
-// the client's slot map; "" when the store is not on a Cluster or the map is not
-// known. core/resilient groups the failures of a stuck master with it.
+// Node names the master serving key, a Redis key (see Key): on a Cluster, its address
+// from the client's slot map ("" when the map is not known); on a standalone or
+// Sentinel deployment, the one master, whatever the key; "" on a Ring.
+// core/resilient groups the failures of a stuck master with it.
 func (s *Store) Node(key string) string {
 	if s.cluster == nil {
-		return ""
+		return s.server
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), nodeLookupTimeout)
 	defer cancel()

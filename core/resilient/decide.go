@@ -75,6 +75,9 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	case broken:
 		return core.Result{}, s.permanent([]core.Request{req}, err)
 	}
+	if settler {
+		s.memo.callFailed(&req)
+	}
 	if !s.closedFor(&req, slot) { // this failure opened a breaker
 		return s.fallback(ctx, req, err, now, true)
 	}
@@ -163,6 +166,7 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	case broken:
 		return false, s.permanent(reqs, err)
 	}
+	s.callFailed(reqs, turns)
 	if !s.stackClosed(slot, reqs) {
 		return s.fallbackStack(ctx, reqs, results, err, now, true)
 	}

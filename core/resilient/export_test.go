@@ -1,5 +1,7 @@
 package resilient
 
+import "github.com/go-ratelimit/ratelimit/core"
+
 // Names the tests of package resilient_test use.
 type ContextBounded = contextBounded
 
@@ -18,3 +20,9 @@ const (
 
 // Confirming reports whether a confirming probe of the store-wide breaker is out.
 func (s *Store) Confirming() bool { return s.breaker.confirming() }
+
+// ConfirmingFor reports whether a confirming probe of the breaker of req's slot is out.
+func (s *Store) ConfirmingFor(req core.Request) bool {
+	b := s.slots.get(s.slots.of(&req))
+	return b != nil && b.confirming()
+}

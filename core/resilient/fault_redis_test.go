@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +28,19 @@ const faultLatencyMargin = 100 * time.Millisecond
 type tally struct {
 	admitted, unenforced, refused, unavailable, other atomic.Int64
 	firstOther                                        atomic.Value
+	// unenforcedRemaining counts the unenforced results by the Remaining they report.
+	unenforcedRemaining sync.Map // int64 -> *atomic.Int64
+}
+
+// reported renders unenforcedRemaining: "remaining 3: 41 results".
+func (tl *tally) reported() string {
+	var parts []string
+	tl.unenforcedRemaining.Range(func(k, v any) bool {
+		parts = append(parts, fmt.Sprintf("remaining %d: %d results", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // hammer makes decisions on key from workers goroutines for d, each pausing a few
@@ -50,6 +65,8 @@ func hammer(store *resilient.Store, key string, workers int, d time.Duration, la
 					tl.firstOther.CompareAndSwap(nil, err.Error())
 				case res.Allowed && res.Unenforced:
 					tl.unenforced.Add(1)
+					n, _ := tl.unenforcedRemaining.LoadOrStore(res.Remaining, new(atomic.Int64))
+					n.(*atomic.Int64).Add(1)
 				case res.Allowed:
 					tl.admitted.Add(1)
 				default:
@@ -63,10 +80,10 @@ func hammer(store *resilient.Store, key string, workers int, d time.Duration, la
 }
 
 // A hung Redis (SIGSTOP) and a dead one (SIGKILL), once the breaker has opened, in
-// each failure mode: Open admits
-// everything unenforced, Closed refuses everything as unavailable (503), Local
-// enforces the policy's limit in process; and the 99th percentile of decision latency
-// stays under the deadline plus a margin.
+// each failure mode, on a key whose last Redis answer left 3 of 10: Open admits
+// everything unenforced and reports those 3 left, not a fresh bucket; Closed refuses
+// everything as unavailable (503); Local continues from the 3 in process; and the 99th
+// percentile of decision latency stays under the deadline plus a margin.
 func TestRedisFaultModes(t *testing.T) {
 	for _, f := range faults {
 		for _, mode := range []resilient.Mode{resilient.Open, resilient.Closed, resilient.Local} {
@@ -76,13 +93,21 @@ func TestRedisFaultModes(t *testing.T) {
 				if err := r.store.Check(context.Background()); err != nil {
 					t.Fatalf("start-up check on a healthy server: %v", err)
 				}
+				const key, spent = "ip:198.51.100.7", 7
+				for i := 0; i < spent; i++ {
+					res, err := r.store.Decide(context.Background(), core.Request{Policy: tenPerMinute, Key: key})
+					if err != nil || !res.Allowed || res.Unenforced {
+						t.Fatalf("decision %d on a healthy server: %+v, %v", i+1, res, err)
+					}
+				}
 				if err := f.inject(srv); err != nil {
 					t.Fatal(err)
 				}
-				openBreaker(t, r.store) // the outage is established
+				req := core.Request{Policy: tenPerMinute, Key: key}
+				openBreakerFor(t, r.store, req) // the outage is established
 				var lat latencies
 				var tl tally
-				hammer(r.store, "ip:198.51.100.7", 4, 700*time.Millisecond, &lat, &tl)
+				hammer(r.store, key, 4, 700*time.Millisecond, &lat, &tl)
 				total := tl.admitted.Load() + tl.unenforced.Load() + tl.refused.Load() + tl.unavailable.Load() + tl.other.Load()
 				summary := fmt.Sprintf("%d decisions: %d admitted, %d unenforced, %d refused, %d unavailable, %d other (%v)",
 					total, tl.admitted.Load(), tl.unenforced.Load(), tl.refused.Load(), tl.unavailable.Load(), tl.other.Load(), tl.firstOther.Load())
@@ -94,15 +119,19 @@ func TestRedisFaultModes(t *testing.T) {
 					if tl.unenforced.Load() != total {
 						t.Fatalf("open mode must admit everything unenforced: %s", summary)
 					}
+					// Redis's last answer left 10 − 7; a fresh bucket would report 9.
+					if got := tl.reported(); got != fmt.Sprintf("remaining 3: %d results", total) {
+						t.Fatalf("open mode must report the last answer's 3 left, reported %s", got)
+					}
 				case resilient.Closed:
 					if tl.unavailable.Load() != total {
 						t.Fatalf("closed mode must refuse everything as unavailable: %s", summary)
 					}
 				case resilient.Local:
-					// 10 a minute: 10 at once, and a token every 6s, which a test of
-					// under a second earns at most once.
-					if a := tl.admitted.Load(); a < 10 || a > 11 || tl.admitted.Load()+tl.refused.Load() != total {
-						t.Fatalf("local mode must enforce about 10: %s", summary)
+					// 10 a minute, 7 spent on Redis: the 3 left, and a token every 6s,
+					// which the seconds since the last answer earn at most once.
+					if a := tl.admitted.Load(); a < 10-spent || a > 11-spent || tl.admitted.Load()+tl.refused.Load() != total {
+						t.Fatalf("local mode must continue from the 3 left: %s", summary)
 					}
 				}
 				p99, most, n := lat.p99()
@@ -115,8 +144,8 @@ func TestRedisFaultModes(t *testing.T) {
 				if most > faultDeadline+time.Second {
 					t.Fatalf("the slowest decision took %v, with a deadline of %v", most, faultDeadline)
 				}
-				if !r.store.Fallback("api") || r.store.Breaker() == resilient.BreakerClosed {
-					t.Fatalf("fallback %v, breaker %v during the outage", r.store.Fallback("api"), r.store.Breaker())
+				if !r.store.Fallback("api") || r.store.BreakerFor(req) == resilient.BreakerClosed {
+					t.Fatalf("fallback %v, breaker %v during the outage", r.store.Fallback("api"), r.store.BreakerFor(req))
 				}
 				families := scrapeRegistry(t, r.registry)
 				if v := metricValue(families, "ratelimit_fallback_active", "policy", "api"); v != 1 {

@@ -30,8 +30,9 @@ const memoShards = 16
 //     store, which never saw the local admissions, does not grant them again (debt).
 //
 // Memory is bounded: at most maxKeys entries, each dropped once its key has fully
-// recovered everywhere it was decided; an answer that finds its shard full of live
-// entries is not remembered, and the key is then unknown (its replica's share).
+// recovered everywhere it was decided. An answer that finds its shard full of live
+// entries takes the place of one that recovers sooner and owes nothing (evict), or
+// is not remembered, and the key is then unknown (its replica's share).
 type memo struct {
 	seed     maphash.Seed
 	perShard int
@@ -56,6 +57,7 @@ type memoEntry struct {
 	absorbed   int64         // of spent, what the local allowance was charged (localKey)
 	unsettled  int64         // spent by slow-call decisions (and a leaky bucket's queue debt, queueDebt) and not yet charged to the shared store
 	turnEnds   chan struct{} // while a decision that settles the key is in flight (takeTurn): closed when it ends
+	settling   int64         // the cost of that decision's own request, on its way to the shared store with the charge
 
 	gen            uint64 // the local allowance's number; 0: none
 	seededFrom     int64  // at of the answer the local allowance was seeded from
@@ -96,10 +98,14 @@ func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
-	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
+	if !ok && !sh.room(m.perShard, now) && !sh.evict(now+int64(res.ResetAfter), now) {
 		return
 	}
-	e.known, e.at, e.remaining, e.spent, e.absorbed = true, now, res.Remaining, 0, 0
+	// What slow calls admitted and the shared store has not been charged (unsettled)
+	// is not in its Remaining: reset to 0, a slow call racing a settlement was
+	// forgotten by the slow calls after it. settling stays until the settler's turn
+	// ends: this answer may be another decision's.
+	e.known, e.at, e.remaining, e.spent, e.absorbed = true, now, res.Remaining, e.unsettled, 0
 	e.retryUntil = 0
 	if !res.Allowed && res.RetryAfter > 0 {
 		e.retryUntil = now + int64(res.RetryAfter)
@@ -110,6 +116,42 @@ func (m *memo) remember(req *core.Request, res *core.Result, now int64) {
 	if x := e.expires(); len(sh.entries) == 1 || x < sh.earliest {
 		sh.earliest = x
 	}
+}
+
+// room reports whether the shard has room for one more entry at now, sweeping the
+// entries that no longer matter when it is full. Requires sh.mu.
+func (sh *memoShard) room(perShard int, now int64) bool {
+	return len(sh.entries) < perShard || (now >= sh.earliest && sh.sweep(now))
+}
+
+// evictSamples is how many entries a full shard looks at to make room (evict).
+const evictSamples = 8
+
+// evict makes room in a full shard for an answer whose key recovers at x: of a few
+// entries (a map's order is random), it drops the one that recovers soonest, if
+// before x, that owes the shared store nothing (no unsettled spending, no settlement
+// turn, no live local allowance) and was not refused until later, and reports
+// whether it dropped one. An entry is
+// what keeps Local mode and slow calls from treating its key as never answered, and
+// the one nearest its full recovery says the least. Without it, 70,000 keys of one
+// request each left no room for a key that then spent 4 of 5, and Local mode started
+// it afresh: 9 admitted under 5 a minute (TestAnswersStillMatterWhenTheMemoIsFull).
+// Requires sh.mu.
+func (sh *memoShard) evict(x, now int64) bool {
+	var victim preKey
+	found, soonest, seen := false, x, 0
+	for k, e := range sh.entries {
+		if seen++; seen > evictSamples {
+			break
+		}
+		if e.unsettled == 0 && e.turnEnds == nil && (e.gen == 0 || now >= e.localUntil) && now >= e.retryUntil && e.expires() < soonest {
+			victim, soonest, found = k, e.expires(), true
+		}
+	}
+	if found {
+		delete(sh.entries, victim)
+	}
+	return found
 }
 
 // sweep drops the entries that no longer matter and reports whether any was. Requires sh.mu.

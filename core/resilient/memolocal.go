@@ -24,7 +24,7 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
-	if !ok && len(sh.entries) >= m.perShard && (now < sh.earliest || !sh.sweep(now)) {
+	if !ok && !sh.room(m.perShard, now) {
 		return localKeyName(req.Key, 0), nil // not remembered: the replica's share, on the plain key
 	}
 	capQ := q.Capacity()

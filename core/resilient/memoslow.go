@@ -73,7 +73,17 @@ func (sh *memoShard) decideSlow(k preKey, req *core.Request, capQ, now int64, sp
 	// No refill, not even once the answer's ResetAfter has passed: other instances
 	// may have spent the key since, and this one has not heard. Counting the recovery
 	// let 64 starved instances admit 45–53 against a bound of 44, on a saturated client.
-	avail := min(capacity, e.share(e.remaining, capacity, capQ))
+	// The request of a decision settling the key is on its way, not in the answer yet:
+	// without it, a slow call racing a settlement admitted 4 of 3
+	// (TestSlowCallRacingASettlementCountsTheSettlersRequest).
+	avail := max(0, min(capacity, e.share(e.remaining, capacity, capQ))-e.settling)
+	// A live local allowance knows what Local mode spent: slow calls right after a
+	// return, its settlement still owed, admitted from the answer as if Local mode
+	// had admitted nothing (7 of 5, TestSlowCallsAfterAReturnCountWhatLocalModeSpent).
+	// Both bound this replica's share; the smaller holds.
+	if e.gen != 0 && now < e.localUntil {
+		avail = max(0, min(avail, e.leftAt(req.Policy.Algorithm(), capQ, now)-(e.spent-e.absorbed)))
+	}
 	if avail >= cost {
 		res.Allowed, res.Remaining = true, avail-cost
 		if spend {

@@ -35,6 +35,7 @@ func (m *memo) takeTurn(req *core.Request, now int64) (settler, busy, wait bool)
 		return false, false, false
 	}
 	e.turnEnds = make(chan struct{})
+	e.settling = req.EffectiveCost()
 	sh.entries[k] = e
 	return true, false, false
 }
@@ -44,7 +45,19 @@ func (m *memo) endTurn(req *core.Request) {
 	sh, k := m.lock(req)
 	if e, ok := sh.entries[k]; ok && e.turnEnds != nil {
 		close(e.turnEnds)
-		e.turnEnds = nil
+		e.turnEnds, e.settling = nil, 0
+		sh.entries[k] = e
+	}
+	sh.mu.Unlock()
+}
+
+// callFailed records that the call of the decision holding req's turn failed: its
+// request is not on its way to the shared store, and the slow-call decision that
+// follows must not count it twice.
+func (m *memo) callFailed(req *core.Request) {
+	sh, k := m.lock(req)
+	if e, ok := sh.entries[k]; ok && e.turnEnds != nil {
+		e.settling = 0
 		sh.entries[k] = e
 	}
 	sh.mu.Unlock()

@@ -264,7 +264,9 @@ func WithLocalStore(local core.Store) Option {
 }
 
 // WithPreLimit sets how many refused keys the local pre-limiter remembers (default
-// DefaultPreLimitKeys); 0 turns it off.
+// DefaultPreLimitKeys); 0 turns it off. The store remembers the last shared answers
+// of as many keys, and at least DefaultPreLimitKeys: a key whose answer found no room
+// is one never answered, should the store fail.
 func WithPreLimit(maxKeys int) Option {
 	return func(c *config) error {
 		if maxKeys < 0 {

@@ -241,8 +241,10 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // dial timed out 459 ms into its 1 s, opened the breaker of a healthy Redis, and Local
 // mode granted 16–19 on top of Redis's 38–40 against a bound of 45
 // (TestRedisSaturatedClientStaysWithinBound, 2 runs of about 150). Probes are not held
-// back by the traffic's in-flight bound (guard.runProbe): one that finds their own
-// full (ErrOverload) has that many probes before it unanswered, an outage. A refused
+// back by the traffic's in-flight bound (guard.runProbe). One that finds their own
+// full (ErrOverload) cannot tell: on a Cluster, a stuck master's probes fill it, and
+// taken for an outage, a healthy master's confirming probe opened its slot and
+// marked it stuck (TestProbesOfAStuckMasterCannotOpenAHealthyOne). A refused
 // connection, or any other answer, ends the probe at once. When parent's deadline ends
 // a probe whose calls had timed out, ok is true: the store did not answer for as long
 // as the caller could wait (a Check with a short ctx).
@@ -277,6 +279,9 @@ func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (
 			_, err := s.shared.Decide(ctx, req)
 			return err
 		})
+		if errors.Is(err, ErrOverload) {
+			return false, false // the calls before this one timed out early: the client's
+		}
 		o, kind = classify(ctx, err, timedOut)
 		if o == canceled || errors.Is(err, ErrClosed) {
 			// attempt > 1: the calls before this one timed out

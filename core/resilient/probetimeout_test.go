@@ -215,3 +215,85 @@ func TestConfirmingProbeIsNotBlockedByTheTraffic(t *testing.T) {
 		t.Fatalf("breaker %v after the probe, want closed: the store answers it", got)
 	}
 }
+
+// stoppedMaster is twoMasters whose stuck master fails the traffic's calls at once
+// but holds probes until their deadline, as a stopped master holds them until the
+// client's read timeout.
+type stoppedMaster struct {
+	*twoMasters
+	held atomic.Int64
+}
+
+func (f *stoppedMaster) Decide(ctx context.Context, req core.Request) (core.Result, error) {
+	if f.stuck(req.Policy, req.Key) && req.Policy.Name() == resilient.ProbePolicy.Name() {
+		f.held.Add(1)
+		defer f.held.Add(-1)
+		<-ctx.Done()
+		return core.Result{}, fmt.Errorf("fake: %w", ctx.Err())
+	}
+	return f.twoMasters.Decide(ctx, req)
+}
+
+// Sixteen keys in sixteen slots of a stuck master fail three times each: their
+// confirming probes fill the probes' own in-flight bound for a second. Three logins
+// then fail, whose stacks hold an address on the healthy master, so that address's
+// slot asks for a confirming probe too, which finds the bound full. Taken for an
+// outage, that opened the healthy slot and marked its master stuck: a Closed policy
+// there answered 503. A probe that cannot be sent cannot tell.
+func TestProbesOfAStuckMasterCannotOpenAHealthyOne(t *testing.T) {
+	clock := storetest.NewClock()
+	fake := &stoppedMaster{twoMasters: &twoMasters{fakeShared: newFakeShared(t, clock), stuckHalf: true}}
+	fake.answering.Store(true)
+	// A deadline of 200 ms holds each confirming probe a second: all 16 are out at
+	// once even under the race detector (at 20 ms, the first had ended, and marked
+	// the master stuck, before the last slot failed, in one CI run).
+	s, err := resilient.New(fake, resilient.WithClock(clock.Now), resilient.WithDeadline(200*time.Millisecond),
+		resilient.WithLogger(quietLogger()), resilient.WithPolicyMode("closed-api", resilient.Closed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(100))
+	account := core.MustPolicy("login-account", core.TokenBucket, core.PerMinute(100))
+	loginIP := core.MustPolicy("login-ip", core.TokenBucket, core.PerMinute(100))
+	closedAPI := core.MustPolicy("closed-api", core.TokenBucket, core.PerMinute(100))
+	on := func(p core.Policy, node string, n int) []string { // n keys of node, each in a slot of its own
+		var keys []string
+		slots := map[int]bool{}
+		for i := 0; len(keys) < n; i++ {
+			key := fmt.Sprintf("%s-%d", node, i)
+			if slot := resilient.SlotOf(fake.Key(p, key)); fake.Node(fake.Key(p, key)) == node && !slots[slot] {
+				keys, slots[slot] = append(keys, key), true
+			}
+		}
+		return keys
+	}
+	hot, accounts := on(api, "stuck", 16), on(account, "stuck", 3)
+	address, healthy := on(loginIP, "healthy", 1)[0], core.Request{Policy: closedAPI, Key: on(closedAPI, "healthy", 1)[0]}
+	ctx := context.Background()
+	for _, key := range hot {
+		s.Decide(ctx, core.Request{Policy: api, Key: key})
+	}
+	if res, err := s.Decide(ctx, healthy); err != nil || !res.Allowed {
+		t.Fatalf("on the healthy master before the stop: %+v, %v", res, err)
+	}
+
+	fake.answering.Store(false)
+	for range 3 {
+		for _, key := range hot {
+			s.Decide(ctx, core.Request{Policy: api, Key: key})
+		}
+	}
+	waitFor(t, "16 probes held by the stuck master", func() bool { return fake.held.Load() == 16 })
+	for _, key := range accounts {
+		s.DecideStack(ctx, []core.Request{{Policy: account, Key: key}, {Policy: loginIP, Key: address}}, make([]core.Result, 2))
+	}
+	addressReq := core.Request{Policy: loginIP, Key: address}
+	waitFor(t, "the address slot's confirming probe, which finds no room", func() bool { return !s.ConfirmingFor(addressReq) })
+	if st := s.BreakerFor(healthy); st != resilient.BreakerClosed {
+		t.Fatalf("a key of the healthy master: breaker %v, want closed", st)
+	}
+	if res, err := s.Decide(ctx, healthy); err != nil || !res.Allowed || res.DecidedAt.IsZero() {
+		t.Fatalf("a key of the healthy master: %+v, %v; want decided by the store", res, err)
+	}
+}

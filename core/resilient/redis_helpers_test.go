@@ -74,7 +74,24 @@ func newReplica(t testing.TB, srv *redistest.Server, options ...resilient.Option
 // shared answer, and a key without one is refused in Local mode.
 func openBreaker(t testing.TB, store *resilient.Store) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); store.Breaker() == resilient.BreakerClosed; {
+	decideThrowawayUntil(t, store, func() bool { return store.Breaker() != resilient.BreakerClosed })
+}
+
+// openBreakerFor is openBreaker for the breaker that decides whether req calls the
+// shared store. Where the store has answered before, three failures are too few a
+// share of the window's calls for the store-wide breaker: the throwaway key's slot
+// opens, and with it every key of its master, which on a standalone server is every
+// key.
+func openBreakerFor(t testing.TB, store *resilient.Store, req core.Request) {
+	t.Helper()
+	decideThrowawayUntil(t, store, func() bool { return store.BreakerFor(req) != resilient.BreakerClosed })
+}
+
+// decideThrowawayUntil decides on a throwaway key until open reports true, and fails
+// t after 10s.
+func decideThrowawayUntil(t testing.TB, store *resilient.Store, open func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !open(); {
 		if time.Now().After(end) {
 			t.Fatal("the breaker did not open within 10s of failures")
 		}

@@ -11,6 +11,31 @@ import (
 	"github.com/go-ratelimit/ratelimit/core/resilient"
 )
 
+// decideUntilOpen decides req until the breaker of its slot opens, failing t after
+// 50 decisions.
+func decideUntilOpen(t *testing.T, store *resilient.Store, req core.Request) {
+	t.Helper()
+	for i := 0; store.BreakerFor(req) != resilient.BreakerOpen; i++ {
+		if i == 50 {
+			t.Fatalf("the slot of %s did not open its breaker after %d decisions", req.Key, i)
+		}
+		if _, err := store.Decide(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// admittedFromLastAnswers decides each of keys once on p, and fails t unless each is
+// admitted from its last answer, with left units left.
+func admittedFromLastAnswers(t *testing.T, store *resilient.Store, p core.Policy, keys []string, left int64) {
+	t.Helper()
+	for _, key := range keys {
+		if res, err := store.Decide(context.Background(), core.Request{Policy: p, Key: key}); err != nil || !res.Allowed || res.Remaining != left {
+			t.Fatalf("%s, in another slot of the stopped master: %+v, %v; want admitted from its last answer (%d left)", key, res, err, left)
+		}
+	}
+}
+
 // TestStuckMasterSendsAllItsKeysToTheirFailureMode on a real 3-master Cluster: once
 // one slot of a stopped master (SIGSTOP) has opened its breaker, 20 keys of that
 // master in 20 other slots are decided in Local mode from their last answers without
@@ -49,20 +74,9 @@ func TestRedisClusterStuckMasterSendsAllItsKeysToLocalMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Servers[0].Resume()
-	for i := 0; store.BreakerFor(req(first)) != resilient.BreakerOpen; i++ {
-		if i == 50 {
-			t.Fatalf("the slot of %s did not open its breaker after %d decisions", first, i)
-		}
-		if _, err := store.Decide(ctx, req(first)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	decideUntilOpen(t, store, req(first))
 	before := len(rec.outcomes())
-	for _, key := range others {
-		if res, err := store.Decide(ctx, req(key)); err != nil || !res.Allowed || res.Remaining != 8 {
-			t.Fatalf("%s, on the stopped master in another slot: %+v, %v; want admitted from its last answer (8 left)", key, res, err)
-		}
-	}
+	admittedFromLastAnswers(t, store, p, others, 8)
 	if res, err := store.Decide(ctx, req(healthy)); err != nil || !res.Allowed || res.DecidedAt.IsZero() {
 		t.Fatalf("%s, on a healthy master: %+v, %v; want decided by Redis", healthy, res, err)
 	}

@@ -37,9 +37,20 @@ func (s *Store) takeTurns(reqs []core.Request, now int64) (turns stackTurns, bus
 
 // endTurns gives back the turns takeTurns took.
 func (s *Store) endTurns(reqs []core.Request, turns stackTurns) {
+	turns.each(reqs, s.memo.endTurn)
+}
+
+// callFailed records that the call of the stack holding turns failed
+// (memo.callFailed).
+func (s *Store) callFailed(reqs []core.Request, turns stackTurns) {
+	turns.each(reqs, s.memo.callFailed)
+}
+
+// each calls fn for each member of reqs that holds its turn.
+func (turns stackTurns) each(reqs []core.Request, fn func(*core.Request)) {
 	for i := range min(len(reqs), 64) {
 		if turns&(1<<i) != 0 {
-			s.memo.endTurn(&reqs[i])
+			fn(&reqs[i])
 		}
 	}
 }

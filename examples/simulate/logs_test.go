@@ -317,3 +317,27 @@ func TestProgressIsThrottled(t *testing.T) {
 func runQuiet(input []byte, args ...string) error {
 	return run(context.Background(), args, bytes.NewReader(input), &bytes.Buffer{}, &bytes.Buffer{})
 }
+
+// A key from a log is printed quoted in the summary when it holds a character that is
+// not printable: a line break in it forged a summary line, an escape recoloured the
+// terminal.
+func TestSummaryQuotesKeysThatAreNotPrintable(t *testing.T) {
+	line := `{"time":1,"u":"x\n999 of 999 refused\u001b[31m"}` + "\n"
+	_, stderr := simulate(t, []byte(line+line), "-format", "jsonl", "-key", "field:u", "-limit", "1")
+	if !strings.Contains(stderr, `"x\n999 of 999 refused\x1b[31m"  1 of 2 refused`) || strings.Contains(stderr, "\x1b") {
+		t.Fatalf("summary:\n%s", stderr)
+	}
+}
+
+// A byte order mark before a log's first line is not part of it, as for a CSV trace.
+func TestByteOrderMarkBeforeALog(t *testing.T) {
+	for format, line := range map[string]string{
+		"jsonl":    `{"time":1,"ip":"203.0.113.9"}`,
+		"combined": `203.0.113.9 - - [24/Nov/2026:07:00:00 +0000] "GET / HTTP/1.1" 200 1 "-" "-"`,
+	} {
+		decisions, stderr := simulate(t, []byte("\ufeff"+line+"\n"), "-format", format)
+		if !bytes.Contains(decisions, []byte(",ip:203.0.113.9,1,1,")) || strings.Contains(stderr, "could not be read") {
+			t.Errorf("%s: decisions %q\n%s", format, decisions, stderr)
+		}
+	}
+}

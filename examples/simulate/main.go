@@ -53,6 +53,13 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
+	var report *reportFile
+	if cfg.reportPath != "" {
+		if report, err = createReportFile(cfg.reportPath); err != nil {
+			return err
+		}
+		defer report.discard()
+	}
 	src, err := openSource(cfg, stdin)
 	if err != nil {
 		return err
@@ -68,10 +75,8 @@ func runWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	writeSummary(stderr, sum)
-	if cfg.reportPath != "" {
-		if err := writeReportFile(cfg.reportPath, sum, cfg); err != nil {
-			return err
-		}
+	if report != nil {
+		return report.write(sum, cfg)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -74,16 +75,49 @@ type chartTick struct {
 
 var reportTemplate = template.Must(template.New("report").Parse(reportTemplateText))
 
-// writeReportFile writes the HTML report of a replay to path.
-func writeReportFile(path string, t *tally, cfg config) error {
+// reportFile is where the HTML report goes: a temporary file beside path, made
+// before the replay so that a path that cannot be written fails at once rather than
+// after a long log, and renamed to path once written, so that a replay that fails
+// leaves an earlier report at path as it was.
+type reportFile struct {
+	path string
+	tmp  *os.File
+}
+
+func createReportFile(path string) (*reportFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return &reportFile{path: path, tmp: tmp}, nil
+}
+
+// write writes the HTML report of a replay and puts it at the report's path.
+func (f *reportFile) write(t *tally, cfg config) error {
 	var b bytes.Buffer
 	if err := reportTemplate.Execute(&b, newReportPage(t, cfg)); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	_, err := f.tmp.Write(b.Bytes())
+	if err == nil {
+		err = f.tmp.Chmod(0o644)
+	}
+	if closeErr := f.tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(f.tmp.Name(), f.path)
+	}
+	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// discard removes the temporary file, unless write has renamed it.
+func (f *reportFile) discard() {
+	f.tmp.Close()
+	os.Remove(f.tmp.Name())
 }
 
 func newReportPage(t *tally, cfg config) reportPage {

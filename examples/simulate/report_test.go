@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,11 +113,30 @@ func TestReportNumbers(t *testing.T) {
 	}
 }
 
+// A report path that cannot be written fails before the replay, not after a long
+// log; a replay that fails leaves an earlier report as it was.
 func TestReportToAFileThatCannotBeWritten(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing", "r.html")
-	err := runQuiet([]byte(`{"time":1,"ip":"203.0.113.9"}`), "-format", "jsonl", "-report", path)
-	if err == nil || !strings.Contains(err.Error(), "report:") {
-		t.Errorf("error %v", err)
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-format", "jsonl", "-report", path},
+		strings.NewReader(`{"time":1,"ip":"203.0.113.9"}`+"\n"), &out, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "report:") || out.Len() != 0 {
+		t.Errorf("error %v, after %d bytes of decisions; want a report error before any", err, out.Len())
+	}
+
+	dir := t.TempDir()
+	earlier := filepath.Join(dir, "r.html")
+	if err := os.WriteFile(earlier, []byte("earlier"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := runQuiet([]byte("not json\n"), "-format", "jsonl", "-strict", "-report", earlier); err == nil {
+		t.Fatal("a -strict replay of a bad line succeeded")
+	}
+	if b, _ := os.ReadFile(earlier); string(b) != "earlier" {
+		t.Errorf("the earlier report became %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the failed replay left %d files, want the earlier report alone", len(entries))
 	}
 }
 

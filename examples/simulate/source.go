@@ -57,6 +57,9 @@ func (l *lineReader) next() ([]byte, int, error) {
 		return nil, l.line, err // io.EOF at the end
 	}
 	b = bytes.TrimSuffix(b, []byte("\n"))
+	if l.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\ufeff")) // a byte order mark, as CSV traces may start with
+	}
 	return bytes.TrimSuffix(b, []byte("\r")), l.line, nil
 }
 

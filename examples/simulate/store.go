@@ -38,10 +38,16 @@ func openStore(cfg config, clock *virtualClock) (decider, error) {
 		// the trace, as it must to decide exactly.
 		return memory.New(memory.WithClock(clock.now), memory.WithSweepInterval(0), memory.WithMaxKeys(math.MaxInt))
 	case "embedded":
-		return embedded.New(redisstore.WithClock(clock.now))
+		// TTLs count down on the virtual clock: on the real one, a replay that ran
+		// longer than a key's TTL decided it afresh while it still restricted.
+		return embedded.NewOnClock(clock.now)
 	case "redis":
+		// A real server counts TTLs down in real time, and they are set in replay
+		// time: the longest margin keeps every key a day beyond its state, for
+		// replays of up to a day.
 		prefix := fmt.Sprintf("rl:simulate:%d:", time.Now().UnixNano())
-		store, err := redisstore.Dial(cfg.redisAddrs, redisstore.WithClock(clock.now), redisstore.WithPrefix(prefix))
+		store, err := redisstore.Dial(cfg.redisAddrs, redisstore.WithClock(clock.now), redisstore.WithPrefix(prefix),
+			redisstore.WithExpiryMargin(24*time.Hour))
 		if err != nil {
 			return nil, err
 		}

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // writeSummary prints what a person reads after a replay: the policy, the
@@ -22,12 +24,13 @@ func writeSummary(w io.Writer, t *tally) {
 	}
 	if top := t.mostRefused(topKeys); len(top) > 0 {
 		b.WriteString("most refused keys:\n")
-		width := 0
-		for _, k := range top {
-			width = max(width, len(k.key))
+		width, labels := 0, make([]string, len(top))
+		for i, k := range top {
+			labels[i] = displayKey(k.key)
+			width = max(width, len(labels[i]))
 		}
-		for _, k := range top {
-			fmt.Fprintf(&b, "  %-*s  %d of %d refused (%s)\n", width, k.key, k.refused, k.requests, percent(k.refused, k.requests))
+		for i, k := range top {
+			fmt.Fprintf(&b, "  %-*s  %d of %d refused (%s)\n", width, labels[i], k.refused, k.requests, percent(k.refused, k.requests))
 		}
 	}
 	if t.lateLines > 0 {
@@ -44,6 +47,16 @@ func writeSummary(w io.Writer, t *tally) {
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// displayKey is key as the summary prints it: quoted when it holds a character that
+// is not printable, so that a key from a log (a line break, a terminal escape)
+// cannot forge a line of the summary or recolour the terminal.
+func displayKey(key string) string {
+	if strings.IndexFunc(key, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(key)
+	}
+	return key
 }
 
 // timeSpan describes the span of a log: "2026-11-24 07:00:00 to 07:10:00 UTC (10m0s)".

@@ -21,5 +21,6 @@
 // key written just before it, so every TTL holds a second more than on Redis
 // (redisstore.WithExpiryStep), and a countdown never takes off more than a second at
 // once (a stalled process keeps its keys longer): no key expires before its state
-// has recovered.
+// has recovered. NewOnClock decides at a clock of the caller's and counts the TTLs
+// down on it instead, for replays on a virtual clock.
 package embedded

@@ -1,10 +1,12 @@
 package embedded
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -30,9 +32,39 @@ func New(options ...redisstore.Option) (*redisstore.Store, error) {
 	return store, nil
 }
 
+// NewOnClock is New deciding at now's clock (redisstore.WithClock) and counting the
+// server's TTLs down on it rather than on the real clock: before each command, by the
+// time that passed on now since the one before. It is for replays on a virtual clock,
+// such as the policy simulator's: counted on the real clock, a replay that ran longer
+// than a key's TTL lost the key while it still restricted in replay time, and decided
+// it afresh (TestEmbeddedTTLsFollowTheStoresClock).
+func NewOnClock(now func() time.Time, options ...redisstore.Option) (*redisstore.Store, error) {
+	if now == nil {
+		return nil, fmt.Errorf("redisstore/embedded: NewOnClock: nil clock")
+	}
+	store, _, err := newStoreOnClock(now, options...)
+	return store, err
+}
+
+// newStoreOnClock is NewOnClock, returning the server too, for tests.
+func newStoreOnClock(now func() time.Time, options ...redisstore.Option) (*redisstore.Store, *miniredis.Miniredis, error) {
+	return newStoreWith(func(server *miniredis.Miniredis, client *redis.Client) func() {
+		client.AddHook(&clockHook{server: server, now: now, last: now()})
+		return func() {}
+	}, append(slices.Clip(options), redisstore.WithClock(now))...)
+}
+
 // newStore is New counting TTLs down at every tick of ticks, on clock now, with ticks
 // at most tick apart. It returns the server too, for tests.
 func newStore(ticks <-chan time.Time, now func() time.Time, tick time.Duration, options ...redisstore.Option) (*redisstore.Store, *miniredis.Miniredis, error) {
+	return newStoreWith(func(server *miniredis.Miniredis, _ *redis.Client) func() {
+		return countDownTTLs(server, ticks, now, tick)
+	}, append(slices.Clip(options), redisstore.WithExpiryStep(tick))...)
+}
+
+// newStoreWith starts a server and returns a store on it, and the server too, for
+// tests. countdown starts what counts the server's TTLs down, and returns what stops it.
+func newStoreWith(countdown func(*miniredis.Miniredis, *redis.Client) (stop func()), options ...redisstore.Option) (*redisstore.Store, *miniredis.Miniredis, error) {
 	password, err := newPassword()
 	if err != nil {
 		return nil, nil, fmt.Errorf("redisstore/embedded: New: %w", err)
@@ -47,7 +79,6 @@ func newStore(ticks <-chan time.Time, now func() time.Time, tick time.Duration, 
 	client := redis.NewClient(&redis.Options{Addr: server.Addr(), Password: password, ContextTimeoutEnabled: true})
 	var stopCountdown func()
 	owned := []redisstore.Option{
-		redisstore.WithExpiryStep(tick),
 		redisstore.WithCloser(client.Close),
 		redisstore.WithCloser(func() error {
 			stopCountdown()
@@ -61,8 +92,44 @@ func newStore(ticks <-chan time.Time, now func() time.Time, tick time.Duration, 
 		server.Close()
 		return nil, nil, err
 	}
-	stopCountdown = countDownTTLs(server, ticks, now, tick)
+	stopCountdown = countdown(server, client)
 	return store, server, nil
+}
+
+// clockHook is a go-redis hook that counts server's TTLs down, before each command,
+// by the time that passed on now since the command before. A clock that steps back
+// is waited out.
+type clockHook struct {
+	server *miniredis.Miniredis
+	now    func() time.Time
+
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (h *clockHook) advance() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := h.now(); t.After(h.last) {
+		h.server.FastForward(t.Sub(h.last))
+		h.last = t
+	}
+}
+
+func (h *clockHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *clockHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.advance()
+		return next(ctx, cmd)
+	}
+}
+
+func (h *clockHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.advance()
+		return next(ctx, cmds)
+	}
 }
 
 // countDownTTLs takes the time that passed on now's clock off server's TTLs at every

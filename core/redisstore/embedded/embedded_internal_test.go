@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/redisstore"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // TestEmbeddedTTLsCountDown drives countDownTTLs with a clock of the test's own: a key
@@ -132,5 +133,47 @@ func TestEmbeddedServerRequiresItsPassword(t *testing.T) {
 	}
 	if res, err := store.Decide(ctx, core.Request{Policy: api, Key: "user-42"}); err != nil || res.Remaining != 8 {
 		t.Fatalf("the store's next decision: %+v, %v; want admitted with 8 left: the state stayed", res, err)
+	}
+}
+
+// TestEmbeddedTTLsFollowTheStoresClock: NewOnClock counts TTLs down on the clock it
+// decides at, before each command, and never on the real clock. The simulator used
+// New with a virtual clock: keys expired in real time, and a replay that ran longer
+// than a key's TTL decided it afresh while it still restricted in replay time (a
+// fixed window of 1 per 10 s admitted a second request 9.5 s after the first, after
+// 80 s of replay). Here a key lives while it restricts, nine and a half minutes on
+// the store's clock, and expires once that clock passes its TTL.
+func TestEmbeddedTTLsFollowTheStoresClock(t *testing.T) {
+	clock := storetest.NewClock()
+	store, server, err := newStoreOnClock(clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	p := core.MustPolicy("api", core.FixedWindow, core.Rate{Limit: 1, Period: 10 * time.Minute})
+	ctx := context.Background()
+	decide := func(key string) core.Result {
+		t.Helper()
+		res, err := store.Decide(ctx, core.Request{Policy: p, Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// storetest.Start is the start of a 10-minute window.
+	if !decide("a").Allowed {
+		t.Fatal("the first request of the window was refused")
+	}
+	clock.Advance(9*time.Minute + 30*time.Second)
+	if res := decide("a"); res.Allowed || res.RetryAfter != 30*time.Second {
+		t.Fatalf("9m30s into the window: %+v, want refused for 30s", res)
+	}
+	if !server.Exists(store.Key(p, "a")) {
+		t.Fatal("the key is gone while its window restricts")
+	}
+	clock.Advance(2 * time.Minute) // past the window and the 1-minute margin
+	decide("b")
+	if server.Exists(store.Key(p, "a")) {
+		t.Fatalf("the key outlived its TTL on the store's clock (TTL %v)", server.TTL(store.Key(p, "a")))
 	}
 }

@@ -21,7 +21,9 @@ import (
 //     cost: the inner Limiter charges only the difference (or refunds the excess);
 //   - the merged rules decide all-or-nothing: when the inner rules are refused,
 //     what the outer Limiter charged is given back (refunded, leases released),
-//     so a refusal by a route's policy spends nothing of the app-wide one;
+//     so a refusal by a route's policy spends nothing of the app-wide one. Rules
+//     that only a Limiter in shadow mode declares, merged with an enforcing one,
+//     never refuse nor delay the request (withoutObservedRefusals);
 //   - the inner Limiter writes the fields of the merged decision, so the response
 //     lists each policy once, and its observers (and the outer one's) see one
 //     event for the request, at its end.
@@ -41,7 +43,10 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	reqs, results, settlers := t.mergedReqs[:0], t.mergedResults[:n], t.mergedSettlers[:0]
 	held := make([]int64, 0, n) // what prev charged for the entry: a cost, or 1 for a held lease
 	from := make([]int, 0, n)   // the index of the entry in prev.reqs, or -1
-	undo := make([]int, 0, n)   // prev's requests whose charge must be given back if the merge is admitted
+	// observed marks the entries only a Limiter in shadow mode declares, where the
+	// other enforces: they are decided, and never refuse the request.
+	observed := make([]bool, 0, n)
+	undo := make([]int, 0, n) // prev's requests whose charge must be given back if the merge is admitted
 	taken := make([]bool, len(own))
 	// The settle function of a policy is the one of the innermost Limiter that
 	// declares the policy and has one.
@@ -54,7 +59,9 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		req := *p
 		var charged int64
 		by := prev.settlerOf(i)
-		if j := indexOfPolicy(own, p.Policy.Name()); j >= 0 {
+		j := indexOfPolicy(own, p.Policy.Name())
+		declared := j >= 0
+		if declared {
 			taken[j] = true
 			req = own[j]
 			if settler != nil {
@@ -70,11 +77,13 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)
 		settlers = append(settlers, by)
+		observed = append(observed, prev.shadow && !t.shadow && !declared)
 	}
 	for j := range own {
 		if !taken[j] {
 			reqs, held, from = append(reqs, own[j]), append(held, 0), append(from, -1)
 			settlers = append(settlers, settler)
+			observed = append(observed, t.shadow && !prev.shadow)
 		}
 	}
 
@@ -99,14 +108,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	if len(asked) > 0 {
 		answers := make([]core.Result, len(asked))
 		var err error
-		if len(asked) == 1 {
-			answers[0], err = l.store.Decide(ctx, asked[0])
-			allowed = answers[0].Allowed
-		} else {
-			if err = core.CheckStack(asked, answers); err != nil {
-				return fmt.Errorf("httplimit: merged decision: %w", err)
-			}
-			allowed, err = l.store.DecideStack(ctx, asked, answers)
+		if allowed, err = l.decideAll(ctx, asked, answers); err == nil && !allowed && prev.shadow != t.shadow {
+			allowed, err = l.withoutObservedRefusals(ctx, asked, answers, decided, observed)
 		}
 		if err != nil {
 			return err
@@ -129,6 +132,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			switch {
 			case !allowed && givenBack:
 				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
+			case observed[e]:
+				results[e].Delay = 0 // only a shadow Limiter declares it: it never makes anyone wait
 			case allowed && held[e] > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
 				// The difference queues behind prev's own charge, which holds the
 				// request's slot: its wait counts only what came between (others
@@ -159,9 +164,12 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 				res.Remaining = min(res.Limit, res.Remaining+excess)
 			}
 		}
-		// A carried slot's wait is over: prev's adapter served it (or, in shadow
-		// mode, never enforces it), so the merged request does not wait it again.
-		res.Delay = 0
+		// A carried slot's wait is over when prev's adapter served it. A Limiter in
+		// shadow mode never waits: merged with one that enforces, the request waits
+		// here (an app-wide shadow leaky bucket made an enforcing route's never wait).
+		if !prev.shadow || t.shadow || observed[e] {
+			res.Delay = 0
+		}
 		results[e] = res
 	}
 	if allowed {
@@ -170,8 +178,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 	} else if prev.allowed {
 		for e, i := range from {
-			if i >= 0 && held[e] > 0 {
-				l.giveBackOne(t, prev, i, held[e])
+			if i >= 0 && held[e] > 0 && l.giveBackOne(t, prev, i, held[e]) && isDecided[e] {
+				l.slidingRetryAfter(ctx, t, &reqs[e], &results[e])
 			}
 		}
 		for _, i := range undo {
@@ -190,6 +198,73 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	}
 	prev.absorbed = true
 	return nil
+}
+
+// slidingRetryAfter sets the wait of res, the refusal of a sliding-window rule
+// decided as the difference beside an outer charge that has since been given back,
+// to that of the rule at its whole cost: a sliding window's estimate weighs the
+// previous window, and the retry charges both layers anew, so the difference's wait
+// was short (79 s where one decision at the whole cost said 89 s, and a retry after
+// 79 s was refused again: TestSlidingWindowRetryAfterOfALayeredWeight). The other
+// algorithms' differences wait exactly as long, and are not asked again. A refusal
+// charges nothing; an admission, should time have moved on, is given back at once.
+func (l *Limiter) slidingRetryAfter(ctx context.Context, t *Ticket, req *core.Request, res *core.Result) {
+	if req.Policy.Algorithm() != core.SlidingWindow || !refused(res) {
+		return
+	}
+	whole, err := l.store.Decide(ctx, *req)
+	switch {
+	case err != nil:
+		t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: policy %q: %w", ErrStore, req.Policy.Name(), err))
+	case !whole.Allowed:
+		res.RetryAfter = max(res.RetryAfter, whole.RetryAfter)
+	case !whole.Unenforced: // admitted, and counted
+		if err := l.refunder.Refund(ctx, *req, whole.DecidedAt); err != nil {
+			t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+		}
+	}
+}
+
+// decideAll decides reqs, all-or-nothing, into results.
+func (l *Limiter) decideAll(ctx context.Context, reqs []core.Request, results []core.Result) (allowed bool, err error) {
+	if len(reqs) == 1 {
+		results[0], err = l.store.Decide(ctx, reqs[0])
+		return results[0].Allowed, err
+	}
+	if err = core.CheckStack(reqs, results); err != nil {
+		return false, fmt.Errorf("httplimit: merged decision: %w", err)
+	}
+	return l.store.DecideStack(ctx, reqs, results)
+}
+
+// withoutObservedRefusals decides asked again without its observed rules (those only
+// a Limiter in shadow mode declares), when they alone refused it: shadow mode never
+// refuses a request. Merged with an app-wide limiter over a policy in common, a
+// shadow route's own trial policy refused the request (TestShadowPolicyMergedWith-
+// AnEnforcedOneNeverRefuses). The observed rules keep their refusals, uncharged as a
+// refused decision leaves them; answers gets the others' new results. It reports
+// whether those admitted. asked[k] is the merged entry decided[k], which observed marks.
+func (l *Limiter) withoutObservedRefusals(ctx context.Context, asked []core.Request, answers []core.Result, decided []int, observed []bool) (bool, error) {
+	var rest []core.Request
+	var at []int
+	for k := range asked {
+		if observed[decided[k]] {
+			continue
+		}
+		if refused(&answers[k]) {
+			return false, nil // an enforced rule refused
+		}
+		rest, at = append(rest, asked[k]), append(at, k)
+	}
+	if len(rest) == 0 {
+		return true, nil
+	}
+	again := make([]core.Result, len(rest))
+	allowed, err := l.decideAll(ctx, rest, again)
+	for i, k := range at {
+		answers[k] = again[i]
+	}
+	return allowed, err
 }
 
 // heldBy is what an admitted request holds of its policy: its cost, or 1 for the

@@ -2,8 +2,10 @@ package httpengine_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -204,6 +206,30 @@ func TestNestedLeakyBucketWaitsForItsSlotOnce(t *testing.T) {
 			t.Fatalf("the second request waits %v, want 100ms, as one decision at cost 5 does", got)
 		}
 	})
+	t.Run("an app-wide shadow slot of the same cost is waited by the route", func(t *testing.T) {
+		store, _ := newStore(t)
+		outer := httpengine.Must(store, httpengine.Limit(queue, peerKey), httpengine.WithShadow())
+		inner := httpengine.Must(store, httpengine.Limit(queue, peerKey))
+		routeWait(t, outer, inner, nothing)
+		// The shadow Limiter charged the slot behind the first request's, 20 ms on,
+		// and never waits: the route enforcing the same policy waits for it. It
+		// took the slot as served, and the bucket no longer made anyone wait.
+		if got := routeWait(t, outer, inner, nothing); got != 20*time.Millisecond {
+			t.Fatalf("the second request waits %v, want its slot's 20ms", got)
+		}
+	})
+	t.Run("a leaky bucket only a shadow limiter declares makes no one wait", func(t *testing.T) {
+		store, _ := newStore(t)
+		api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+		both := httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(queue, peerKey))
+		outer := httpengine.Must(store, both, httpengine.WithShadow())
+		inner := httpengine.Must(store, httpengine.Limit(api, peerKey))
+		for i := range 3 {
+			if got := routeWait(t, outer, inner, nothing); got != 0 {
+				t.Fatalf("request %d waits %v for a slot of %q, which only the shadow limiter declares", i+1, got, queue.Name())
+			}
+		}
+	})
 	t.Run("others queued in between are waited for", func(t *testing.T) {
 		store, _ := newStore(t)
 		outer := httpengine.Must(store, httpengine.Limit(queue, peerKey))
@@ -215,4 +241,82 @@ func TestNestedLeakyBucketWaitsForItsSlotOnce(t *testing.T) {
 			t.Fatalf("the route waits %v, want the 100ms the other request queued meanwhile", got)
 		}
 	})
+}
+
+// A Limiter in shadow mode that shares a policy with an enforcing one merges with it:
+// the policy in common is charged once, and enforced. The rules only the shadow one
+// declares are decided and observed, and never refuse: merged all-or-nothing, a
+// shadow route's trial policy of 1 a minute refused the second request.
+func TestShadowPolicyMergedWithAnEnforcedOneNeverRefuses(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	trial := core.MustPolicy("trial", core.FixedWindow, core.PerMinute(1))
+	enforced := func(store core.Store) *httpengine.Limiter {
+		return httpengine.Must(store, httpengine.Limit(api, peerKey))
+	}
+	observed := func(store core.Store) *httpengine.Limiter {
+		return httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(trial, peerKey)), httpengine.WithShadow())
+	}
+	for _, c := range []struct {
+		name         string
+		outer, inner func(core.Store) *httpengine.Limiter
+	}{
+		{"shadow route under an enforcing app", enforced, observed},
+		{"enforcing route under a shadow app", observed, enforced},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store, _ := newStore(t)
+			outer, inner := c.outer(store), c.inner(store)
+			for i := 1; i <= 3; i++ {
+				var route *httptest.ResponseRecorder
+				w := serve(outer, request("192.0.2.1:1"), func(w http.ResponseWriter, r *http.Request) {
+					route = serve(inner, r, func(http.ResponseWriter, *http.Request) {})
+					w.WriteHeader(route.Code)
+				})
+				if w.Code != http.StatusOK {
+					t.Fatalf("request %d: %d, want 200: only the shadow Limiter declares %q", i, w.Code, trial.Name())
+				}
+				// "api" is charged once per request; "trial" admitted only the first.
+				want := fmt.Sprintf(`"api";r=%d;t=60, "trial";r=0;t=60`, 100-i)
+				if got := route.Header().Get("RateLimit"); got != want {
+					t.Fatalf("request %d: RateLimit %q, want %q", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// A sliding window weighed on a route (cost 2) under the app-wide limit of the same
+// policy (cost 1) is decided as the difference beside the app-wide charge. Its
+// Retry-After, counted beside a charge that the retry makes anew, was 79 s where one
+// decision at cost 2 says 89 s, and the retry after 79 s was refused again.
+func TestSlidingWindowRetryAfterOfALayeredWeight(t *testing.T) {
+	api := core.MustPolicy("api", core.SlidingWindow, core.PerMinute(3))
+	for _, layered := range []bool{false, true} {
+		store, clock := newStore(t)
+		clock.Advance(1234 * time.Millisecond)
+		route := httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(2))
+		app := httpengine.Must(store, httpengine.Limit(api, peerKey))
+		send := func() *httptest.ResponseRecorder {
+			if !layered {
+				return serve(route, request("192.0.2.1:1"), func(http.ResponseWriter, *http.Request) {})
+			}
+			var w *httptest.ResponseRecorder
+			serve(app, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+				w = serve(route, r, func(http.ResponseWriter, *http.Request) {})
+			})
+			return w
+		}
+		if w := send(); w.Code != http.StatusOK {
+			t.Fatalf("layered %v: the first request got %d", layered, w.Code)
+		}
+		w := send()
+		seconds, _ := strconv.Atoi(w.Header().Get("Retry-After"))
+		if w.Code != http.StatusTooManyRequests || seconds != 89 {
+			t.Fatalf("layered %v: %d, Retry-After %q; want 429 after 89 s, as one decision at cost 2", layered, w.Code, w.Header().Get("Retry-After"))
+		}
+		clock.Advance(time.Duration(seconds) * time.Second)
+		if w := send(); w.Code != http.StatusOK {
+			t.Fatalf("layered %v: %d after waiting Retry-After %ds", layered, w.Code, seconds)
+		}
+	}
 }

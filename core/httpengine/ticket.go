@@ -232,9 +232,9 @@ func (l *Limiter) mergeWithOuter(ctx context.Context, t *Ticket, sc *scope) (boo
 // l's prepared decision, merges with, or nil. Limiters on other stores may lie
 // between them (httplimit's PerIP builds its own store): they decide separately.
 // So do a Limiter in shadow mode and one enforcing its policies, unless they
-// declare a policy in common: merged, a shadow policy's refusal would refuse the
-// request (the merged rules are all-or-nothing), and a policy declared by both is
-// charged once, and enforced.
+// declare a policy in common: merged, a policy declared by both is charged once,
+// and enforced, and those only the shadow one declares never refuse the request
+// (withoutObservedRefusals).
 func outerDecision(sc *scope, l *Limiter, t *Ticket) *Ticket {
 	for prev := sc.latest; prev != nil; prev = prev.outer {
 		if prev.disposition == Admitted && !prev.absorbed && !prev.finished && sameStore(prev.l.store, l.store) &&

@@ -279,6 +279,23 @@ func RunComposition(t *testing.T, build Build) {
 		}
 	})
 
+	t.Run("a shadow limiter sharing a policy with an enforcing one never refuses", func(t *testing.T) {
+		// The route weighs "api" as the app does and tries "trial" out: "api" is
+		// charged once and enforced, "trial" only reports.
+		trial := core.MustPolicy("trial", core.FixedWindow, core.PerMinute(1))
+		store := newStore(t)
+		h := build(Layout{
+			App: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store,
+				httpengine.Stack(httpengine.Limit(api, ip.Key), httpengine.Limit(trial, ip.Key)), httpengine.WithShadow())},
+		})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"api";r=9;t=60, "trial";r=0;t=60`},
+			{path: "/x", code: 200, rateLimit: `"api";r=8;t=60, "trial";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=7;t=60`},
+		})
+	})
+
 	t.Run("one event per request", func(t *testing.T) {
 		store := newStore(t)
 		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))

@@ -16,9 +16,13 @@ import (
 //     per client address, where GET /report costs 5 (a route-to-cost table) and
 //     every other route 1;
 //   - POST /login: a stack nested under it, "account" (the form's username, 5 per
-//     minute, sliding log) and "login-ip" (20 per minute, fixed window).
+//     minute, sliding log) and "login-ip" (20 per minute, fixed window), which
+//     refuses a login without its username form field (RefuseFallback).
 //
-// A login is one decision over the three policies, listed once each.
+// A login is one decision over the three policies, listed once each. Once the
+// account is spent, the same name sent in a JSON body (which gin's c.ShouldBind
+// decodes) or under another spelling of the field (which echo's c.Bind accepts) is
+// answered 400, never passed to the handler outside the account's budget.
 func CheckLayeredExample(t *testing.T, h http.Handler) {
 	t.Helper()
 	type want struct {
@@ -26,6 +30,16 @@ func CheckLayeredExample(t *testing.T, h http.Handler) {
 		rateLimit, policy string
 	}
 	const policies = `"api";q=20;w=2, "account";q=5;w=60, "login-ip";q=20;w=60`
+	login := func(contentType, body string, wantCode int) {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != wantCode {
+			t.Fatalf("POST /login, %s %s: %d, want %d", contentType, body, rec.Code, wantCode)
+		}
+	}
 	send := func(method, path string, w want) {
 		t.Helper()
 		var r *http.Request
@@ -50,7 +64,10 @@ func CheckLayeredExample(t *testing.T, h http.Handler) {
 	}
 	// The account is spent: the stack refuses, and "api" and "login-ip" are not charged.
 	send(http.MethodPost, "/login", want{429, `"api";r=9;t=2, "account";r=0;t=60, "login-ip";r=15;t=60`, policies})
-	send(http.MethodGet, "/items/1", want{200, `"api";r=8;t=2`, `"api";q=20;w=2`})
+	login("application/json", `{"username":"alice","password":"x"}`, http.StatusBadRequest)
+	login("application/x-www-form-urlencoded", "USERNAME=alice&password=x", http.StatusBadRequest)
+	// Each of the two spent one of "api", as any request the server answers does.
+	send(http.MethodGet, "/items/1", want{200, `"api";r=6;t=2`, `"api";q=20;w=2`})
 }
 
 // loginFields is the RateLimit field of an admitted login.

@@ -144,3 +144,55 @@ func TestGinRequestContextKeepsNoLaterValues(t *testing.T) {
 		t.Fatalf("the first request's context, after it ended, says user=%v", v)
 	}
 }
+
+// TestGinShouldBindOfAnotherEncodingIsRefused: gin's c.ShouldBind picks its decoder
+// from the Content-Type, so a handler binding `form:"username"` also acts on a JSON
+// or XML body, where FormUsername finds no form field. Charged to its address
+// (ClientIPFallback), each of 40 guesses from 8 addresses reached the password
+// check under a 5/min account limit. A login stack that refuses a request without
+// its field (RefuseFallback, as the examples wire it) answers them 400 before the
+// handler.
+func TestGinShouldBindOfAnotherEncodingIsRefused(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	store := memory.MustNew(memory.WithSweepInterval(0))
+	defer store.Close()
+	account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(5))
+	loginIP := core.MustPolicy("login-ip", core.FixedWindow, core.PerMinute(20))
+	ip := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
+	r := gin.New()
+	checked := 0
+	r.POST("/login", ginmw.Middleware(store, httplimit.Stack(
+		httplimit.Limit(account, keyfuncs.FormUsername("username")),
+		httplimit.Limit(loginIP, ip.Key),
+	), httplimit.WithKeyFallback(httplimit.RefuseFallback())), func(c *gin.Context) {
+		var in struct {
+			Username string `form:"username" json:"username" xml:"username"`
+			Password string `form:"password" json:"password" xml:"password"`
+		}
+		if err := c.ShouldBind(&in); err != nil {
+			c.Status(http.StatusBadRequest)
+			return
+		}
+		if name, _ := keyfuncs.NormalizeUsername(in.Username); name == "victim" {
+			checked++
+		}
+		c.Status(http.StatusUnauthorized)
+	})
+	for _, body := range []struct{ contentType, format string }{
+		{"application/json", `{"username":"victim","password":"guess%d"}`},
+		{"application/xml", `<login><username>victim</username><password>guess%d</password></login>`},
+	} {
+		codes := map[int]int{}
+		for i := range 40 {
+			req := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(fmt.Sprintf(body.format, i)))
+			req.Header.Set("Content-Type", body.contentType)
+			req.RemoteAddr = fmt.Sprintf("198.51.100.%d:1234", i/5+1)
+			w := httptest.NewRecorder()
+			r.ServeHTTP(w, req)
+			codes[w.Code]++
+		}
+		if checked != 0 || codes[http.StatusBadRequest] != 40 {
+			t.Fatalf("%s: %d guesses at victim reached the handler, answers %v; want every one refused 400", body.contentType, checked, codes)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
@@ -48,13 +49,15 @@ func ExampleStack() {
 	perIP := core.MustPolicy("ip", core.SlidingWindow, core.PerMinute(20))
 	clientIP := keyfuncs.MustClientIP(keyfuncs.ClientIPConfig{})
 	login := nethttp.Middleware(store, httplimit.Stack(
-		httplimit.Limit(perAccount, keyfuncs.Query("user")),
+		httplimit.Limit(perAccount, keyfuncs.FormUsername("user")),
 		httplimit.Limit(perIP, clientIP.Key),
-	))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	), httplimit.WithKeyFallback(httplimit.RefuseFallback()))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 
 	for i := range 6 {
 		w := httptest.NewRecorder()
-		login.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/login?user=alice", nil))
+		r := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader("user=alice&password=guess"))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		login.ServeHTTP(w, r)
 		if i >= 4 {
 			fmt.Println(w.Code, w.Header().Get("RateLimit"))
 		}

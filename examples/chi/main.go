@@ -39,13 +39,13 @@ func newHandler(store core.Store) http.Handler {
 	})
 	r.Get("/report", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })
 	// Per route: the login's stack, decided together with "api".
-	// A login without a username counts against its client's address as clientIP
-	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
-	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
+	// A login without its username form field is refused (400): no JSON body or
+	// other spelling reaches the password check outside the account's budget.
+	namedOnly := httplimit.WithKeyFallback(httplimit.RefuseFallback())
 	r.With(chimw.Middleware(store, httplimit.Stack(
 		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
-	), byAddress)).Post("/login", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })
+	), namedOnly)).Post("/login", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })
 	return r
 }
 

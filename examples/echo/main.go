@@ -44,14 +44,14 @@ func newHandler(store core.Store) http.Handler {
 		return c.String(http.StatusOK, "exported\n")
 	}, echomw.Middleware(store, httplimit.Limit(export, clientIP.Key)))
 	// ... and the login's stack.
-	// A login without a username counts against its client's address as clientIP
-	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
-	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
+	// A login without its username form field is refused (400): no JSON body or
+	// other spelling reaches the password check outside the account's budget.
+	namedOnly := httplimit.WithKeyFallback(httplimit.RefuseFallback())
 	e.POST("/login", func(c echo.Context) error { return c.String(http.StatusOK, "checked\n") },
 		echomw.Middleware(store, httplimit.Stack(
 			httplimit.Limit(account, keyfuncs.FormUsername("username")),
 			httplimit.Limit(loginIP, clientIP.Key),
-		), byAddress))
+		), namedOnly))
 	return e
 }
 

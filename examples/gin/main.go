@@ -40,13 +40,13 @@ func newHandler(store core.Store) http.Handler {
 	r.GET("/items/:id", func(c *gin.Context) { c.String(http.StatusOK, "item "+c.Param("id")+"\n") })
 	r.GET("/report", func(c *gin.Context) { c.String(http.StatusOK, "report\n") })
 	// Per route: the login's stack, decided together with "api".
-	// A login without a username counts against its client's address as clientIP
-	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
-	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
+	// A login without its username form field is refused (400): no JSON body or
+	// other spelling reaches the password check outside the account's budget.
+	namedOnly := httplimit.WithKeyFallback(httplimit.RefuseFallback())
 	r.POST("/login", ginmw.Middleware(store, httplimit.Stack(
 		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
-	), byAddress), func(c *gin.Context) { c.String(http.StatusOK, "checked\n") })
+	), namedOnly), func(c *gin.Context) { c.String(http.StatusOK, "checked\n") })
 	return r
 }
 

@@ -35,14 +35,14 @@ func newHandler(store core.Store) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A login without a username counts against its client's address as clientIP
-	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
-	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
+	// A login without its username form field is refused (400): no JSON body or
+	// other spelling reaches the password check outside the account's budget.
+	namedOnly := httplimit.WithKeyFallback(httplimit.RefuseFallback())
 	limit, err := nethttp.New(store, httplimit.Stack(
 		httplimit.Limit(core.MustPolicy("account", core.SlidingLog, core.PerMinute(5)), keyfuncs.FormUsername("username")),
 		httplimit.Limit(core.MustPolicy("ip", core.SlidingWindow, core.PerMinute(20)), clientIP.Key),
 		httplimit.Limit(core.MustPolicy("subnet", core.SlidingWindow, core.PerMinute(100)), subnet),
-	), byAddress)
+	), namedOnly)
 	if err != nil {
 		return nil, err
 	}

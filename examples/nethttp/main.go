@@ -36,13 +36,13 @@ func newHandler(store core.Store) http.Handler {
 	mux.Handle("GET /report", nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key), httplimit.WithCost(5))(
 		http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "report\n") })))
 	// ... and the login's stack, decided together with "api".
-	// A login without a username counts against its client's address as clientIP
-	// reads it (the default fallback reads the TCP peer: behind a proxy, the proxy's).
-	byAddress := httplimit.WithKeyFallback(httplimit.ClientIPFallback(clientIP.Key))
+	// A login without its username form field is refused (400): no JSON body or
+	// other spelling reaches the password check outside the account's budget.
+	namedOnly := httplimit.WithKeyFallback(httplimit.RefuseFallback())
 	mux.Handle("POST /login", nethttp.Middleware(store, httplimit.Stack(
 		httplimit.Limit(account, keyfuncs.FormUsername("username")),
 		httplimit.Limit(loginIP, clientIP.Key),
-	), byAddress)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })))
+	), namedOnly)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "checked\n") })))
 	// App-wide: every request spends the client's "api" bucket.
 	return nethttp.Middleware(store, httplimit.Limit(api, clientIP.Key))(mux)
 }

@@ -31,6 +31,25 @@ func TestREADMESnippetsAreCompiled(t *testing.T) {
 	}
 }
 
+// docs/composition.md shows the complete program of examples/chi/main.go: it had
+// drifted from it (a login keyed without case folding, without RefuseFallback).
+func TestCompositionProgramIsTheChiExample(t *testing.T) {
+	program := read(t, filepath.Join("..", "chi", "main.go"))
+	found := false
+	for _, block := range goBlocks(read(t, filepath.Join("..", "..", "docs", "composition.md"))) {
+		if !strings.HasPrefix(block, "package main") {
+			continue
+		}
+		found = true
+		if line, ok := inOrder(block, program); !ok {
+			t.Errorf("composition.md's program is not examples/chi/main.go: from the line %q on", line)
+		}
+	}
+	if !found {
+		t.Fatal("composition.md has no complete program")
+	}
+}
+
 // The check itself: a snippet whose line is missing, or out of order, is not found.
 func TestInOrder(t *testing.T) {
 	target := "a := 1\n\nb  :=  2 // two\nc := 3\n"

@@ -2,10 +2,12 @@ package resilient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/internal/ownentry"
 )
 
 // fallback decides req by its policy's failure mode, because the shared store could
@@ -31,6 +33,9 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 		return core.Result{}, err
 	}
 	lreq, err := s.seeded(ctx, &req, &degraded, now)
+	if errors.Is(err, errNoRoom) {
+		return s.withoutRoom(&req, now), nil
+	}
 	if err != nil {
 		return core.Result{}, fmt.Errorf("resilient: policy %q: local store: %w", req.Policy.Name(), err)
 	}
@@ -51,6 +56,7 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 // allowance, which starts from the key's last shared answer (see memo.localKey): a new
 // allowance is first spent down to it. Concurrency requests keep their key (their
 // leases are released there), which starts with the leases last seen in flight.
+// errNoRoom says that the local store had no room to seed the key.
 func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, now int64) (core.Request, error) {
 	lreq := localRequest(*req, *q)
 	if req.Policy.Algorithm() == core.Concurrency {
@@ -61,14 +67,46 @@ func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, n
 		return lreq, err
 	}
 	key, err := s.memo.localKey(req, q, now, func(key string, cost int64) error {
-		_, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: key, Cost: cost})
-		return err
+		return s.spendOwn(ctx, core.Request{Policy: *q, Key: key, Cost: cost})
 	})
 	if err != nil {
 		return core.Request{}, err
 	}
 	lreq.Key = key
 	return lreq, nil
+}
+
+// errNoRoom is spendOwn's answer when the local store has no room for the key.
+var errNoRoom = errors.New("resilient: no room for the key in the local store")
+
+// spendOwn charges req, a seed, to its key's own state in the local store, or
+// charges nothing and returns errNoRoom when the local store has no room for it (a
+// memory store full of keys that still restrict their clients). A seed must stay
+// with its key: charged to the policy's overflow entry, it was lost once a slot
+// freed, and the key's own entry started full.
+func (s *Store) spendOwn(ctx context.Context, req core.Request) error {
+	_, own, err := ownentry.Decide(ctx, s.local, req)
+	if err == nil && !own {
+		return errNoRoom
+	}
+	return err
+}
+
+// withoutRoom decides req at now when the local store had no room to seed its key's
+// allowance: from the key's last shared answer, as a slow call is (this replica's
+// share of it, without refill), or, for a key whose answer is not known, refused
+// with a short Retry-After. The seed waits for room: the key's
+// next decision seeds its allowance again, less what these decisions spent, and the
+// return charges the shared store for them, as for slow calls. Seeded on the policy's
+// overflow entry instead, the key's own entry started full once a slot had freed: 5
+// admitted where the allowance had earned 1 (TestSeedThatFindsTheLocalStoreFullIsKept).
+func (s *Store) withoutRoom(req *core.Request, now int64) core.Result {
+	if res, ok := s.fromLastAnswer(req, now); ok {
+		return res
+	}
+	res := s.unknownRefusal(req)
+	s.decided(req, OutcomeDenied, ViaLocal)
+	return res
 }
 
 // chargedBy is what the local request lreq charged: its cost when admitted.
@@ -124,7 +162,9 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			if err != nil {
 				return false, err
 			}
-			if localReqs[j], err = s.seeded(ctx, &reqs[i], &degraded, now); err != nil {
+			if localReqs[j], err = s.seeded(ctx, &reqs[i], &degraded, now); errors.Is(err, errNoRoom) {
+				return s.localStackFromLastAnswers(reqs, results, local, now), nil // see withoutRoom
+			} else if err != nil {
 				return false, fmt.Errorf("resilient: %s: local store: %w", policyNames(reqs), err)
 			}
 		}

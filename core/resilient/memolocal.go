@@ -13,7 +13,8 @@ import (
 
 // localKey is the local store's key for req's local allowance on the degraded policy
 // q at now. A new allowance is spent down to its start by spend (called with the
-// memo's lock held, so that no decision sees it full; spend must not call the memo).
+// memo's lock held, so that no decision sees it full; spend must not call the memo);
+// when spend fails, nothing is recorded, and the key's next decision seeds again.
 // It starts from the last shared answer, less what slow calls spent since, scaled
 // from the policy to q (the replica's share), or at q's capacity when no answer is
 // known (the replica's share, the conservative assumption without information) or

@@ -120,6 +120,14 @@ func (s *Store) slowMixedStack(ctx context.Context, reqs []core.Request, results
 			local = append(local, i)
 		}
 	}
+	return s.localStackFromLastAnswers(reqs, results, local, now), nil
+}
+
+// localStackFromLastAnswers decides at now the stack reqs, whose members at the
+// indexes local are Local and the others Open: the Local members from their last
+// shared answers (all-or-nothing, without refill; the stack is refused, as
+// unknownSlowStack refuses it, when one is not known), the Open ones unenforced.
+func (s *Store) localStackFromLastAnswers(reqs []core.Request, results []core.Result, local []int, now int64) bool {
 	localReqs := make([]core.Request, len(local))
 	localResults := make([]core.Result, len(local))
 	for j, i := range local {
@@ -131,13 +139,13 @@ func (s *Store) slowMixedStack(ctx context.Context, reqs []core.Request, results
 		allowed, known = s.memo.decideSlowStack(localReqs, capQs, localResults, now)
 	}
 	if !known {
-		return s.unknownSlowStack(reqs, results), nil
+		return s.unknownSlowStack(reqs, results)
 	}
 	for j, i := range local {
 		results[i] = localResults[j]
 	}
 	s.finishStack(reqs, results, allowed, ViaLastShared, now)
-	return allowed, nil
+	return allowed
 }
 
 // unknownSlowStack refuses a stack of Local policies whose call failed while the

@@ -61,8 +61,7 @@ func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, n
 	lreq := localRequest(*req, *q)
 	if req.Policy.Algorithm() == core.Concurrency {
 		err := s.memo.seedLeases(req, q, now, func(cost int64, lease uint64) error {
-			_, err := s.local.Decide(ctx, core.Request{Policy: *q, Key: req.Key, Cost: cost, Lease: lease})
-			return err
+			return s.spendOwn(ctx, core.Request{Policy: *q, Key: req.Key, Cost: cost, Lease: lease})
 		})
 		return lreq, err
 	}
@@ -94,8 +93,8 @@ func (s *Store) spendOwn(ctx context.Context, req core.Request) error {
 
 // withoutRoom decides req at now when the local store had no room to seed its key's
 // allowance: from the key's last shared answer, as a slow call is (this replica's
-// share of it, without refill), or, for a key whose answer is not known, refused
-// with a short Retry-After. The seed waits for room: the key's
+// share of it, without refill), or, for a concurrency limit or a key whose answer is
+// not known, refused with a short Retry-After. The seed waits for room: the key's
 // next decision seeds its allowance again, less what these decisions spent, and the
 // return charges the shared store for them, as for slow calls. Seeded on the policy's
 // overflow entry instead, the key's own entry started full once a slot had freed: 5

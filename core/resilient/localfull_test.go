@@ -93,6 +93,55 @@ func TestSeedThatFindsTheLocalStoreFullIsKept(t *testing.T) {
 	}
 }
 
+// A concurrency key enters Local mode holding the leases its last shared answer said
+// were in flight. With the local store full of keys that hold leases, those went to
+// the policy's overflow entry, and once a slot had freed, the key's own entry held
+// none: 2 more admitted beside the 2 still running. Now the key is refused until the
+// local store has room for its leases.
+func TestLeasesSeededWhileTheLocalStoreIsFullAreKept(t *testing.T) {
+	const keys = 4
+	ctx := context.Background()
+	p := core.MustConcurrencyPolicy("export", 2, time.Minute)
+	r, local := newFullLocalRig(t, keys)
+	for lease := uint64(1); lease <= 2; lease++ {
+		if res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Lease: lease}); err != nil || !res.Allowed {
+			t.Fatalf("healthy: lease %d: %+v, %v", lease, res, err)
+		}
+	}
+	r.trip(t, p)
+	lease := uint64(100)
+	for i := 0; local.Stats().Keys < keys; i++ {
+		if i == 10*keys {
+			t.Fatalf("the local store holds %d keys after %d new ones, want %d", local.Stats().Keys, i, keys)
+		}
+		lease++
+		if res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: fmt.Sprintf("flood%d", i), Lease: lease}); err != nil || !res.Allowed {
+			t.Fatalf("a new key in Local mode: %+v, %v; want admitted", res, err)
+		}
+	}
+	if res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Lease: 3}); err != nil || res.Allowed {
+		t.Fatalf("the local store full, both of the key's leases in flight: %+v, %v; want refused", res, err)
+	}
+	// A flood key's request ends: its entry holds no lease, and makes room.
+	if err := r.store.Release(ctx, core.Request{Policy: p, Key: "flood0"}, 101); err != nil {
+		t.Fatal(err)
+	}
+	admitted := 0
+	for lease := uint64(4); lease <= 5; lease++ {
+		res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Lease: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Allowed {
+			admitted++
+		}
+	}
+	if admitted != 0 {
+		t.Errorf("once a slot has freed: %d admitted beside the 2 leases still in flight, want 0", admitted)
+	}
+	t.Logf("local store %+v", local.Stats())
+}
+
 // A stack whose member finds no room for its seed is decided from its members' last
 // shared answers, all-or-nothing, until the local store has room: an account left 0
 // of 5 a minute stays refused, where its own entry, created full once a slot had

@@ -118,7 +118,8 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // as theirs do at the latest. Their releases go to the shared store, so the local
 // store keeps them until then: it may admit less, never more. A key with no known
 // answer starts empty (q is the replica's share). A key seeded within its lease
-// timeout is not seeded again. take is called with the memo's lock held.
+// timeout is not seeded again. take is called with the memo's lock held; when it
+// fails, the key is not seeded, and its next decision seeds it.
 func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take func(cost int64, lease uint64) error) error {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
@@ -129,13 +130,15 @@ func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take fun
 	capQ := q.Capacity()
 	held := capQ - min(capQ, scale(e.available(req.Policy.Capacity(), now), capQ, req.Policy.Capacity()))
 	e.gen = m.gen.Add(1)
+	if held > 0 {
+		// The top bit keeps the seeded lease's ID apart from the IDs requests choose.
+		if err := take(held, 1<<63|e.gen); err != nil {
+			return err
+		}
+	}
 	e.localUntil = now + int64(req.Policy.Period())
 	sh.entries[k] = e
-	if held == 0 {
-		return nil
-	}
-	// The top bit keeps the seeded lease's ID apart from the IDs requests choose.
-	return take(held, 1<<63|e.gen)
+	return nil
 }
 
 // localDecided records the local store's result res for req at now, which charged

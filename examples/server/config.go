@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -103,6 +104,9 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	if err := checkListenAddress(cfg.addr); err != nil {
+		return config{}, fmt.Errorf("-addr %q: want host:port (%v)", cfg.addr, err)
+	}
 	if !oneOf(cfg.router, routers) {
 		return config{}, fmt.Errorf("-router %q: want one of %s", cfg.router, strings.ReplaceAll(routers, "|", ", "))
 	}
@@ -193,6 +197,20 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// checkListenAddress reports why addr cannot be listened on as TCP host:port: a
+// missing or out-of-range port. The host may be empty (every interface) and the
+// port 0 (any free port) or a service name, as net.Listen takes them.
+func checkListenAddress(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("port %q is not a port", port)
+	}
+	return nil
 }
 
 // oneOf reports whether v is one of the "|"-separated values of allowed.

@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer a.Close()
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("-addr %s: %w", cfg.addr, err)
 	}
 	srv := newHTTPServer(cfg, a.handler, logger)
 	logger.Info("listening", "addr", ln.Addr().String(), "router", cfg.router, "store", cfg.store, "policy", a.api.String(),

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -213,5 +214,38 @@ func TestDefaultBurst(t *testing.T) {
 	r := do(t, client(t, "127.0.0.1"), http.MethodGet, srv.url+"/api/resource", nil)
 	if got := r.header.Get("RateLimit-Policy"); got != `"api";q=20;w=2` {
 		t.Errorf("default RateLimit-Policy %q, want \"api\";q=20;w=2", got)
+	}
+}
+
+// TestAddrIsValidatedWithTheOtherFlags: a malformed -addr used to be found only
+// when the server listened, after the store was opened (a Redis store dialled
+// and probed first), with an error that did not name the flag ("listen tcp:
+// address 99999: invalid port"). It is now refused with the other flags, and a
+// listen error names -addr.
+func TestAddrIsValidatedWithTheOtherFlags(t *testing.T) {
+	for _, tt := range []struct{ addr, want string }{
+		{"bad", `-addr "bad": want host:port`},
+		{"127.0.0.1", `-addr "127.0.0.1": want host:port`},
+		{"127.0.0.1:99999", `-addr "127.0.0.1:99999": want host:port`},
+		{"127.0.0.1:-1", `-addr "127.0.0.1:-1": want host:port`},
+		{"127.0.0.1:no-such-service", `-addr "127.0.0.1:no-such-service": want host:port`},
+	} {
+		if _, err := parseFlags([]string{"-addr", tt.addr}, io.Discard); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("-addr %q: %v, want an error containing %q", tt.addr, err, tt.want)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", ":8080", "[::1]:8080", "localhost:8080", "127.0.0.1:http"} {
+		if _, err := parseFlags([]string{"-addr", addr}, io.Discard); err != nil {
+			t.Errorf("-addr %q: %v", addr, err)
+		}
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	err = run(context.Background(), []string{"-addr", busy.Addr().String()}, io.Discard, io.Discard)
+	if want := "-addr " + busy.Addr().String() + ": listen tcp"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("-addr of a port in use: %v, want an error containing %q", err, want)
 	}
 }

@@ -366,3 +366,68 @@ func TestMetricsAndInfoLogsHoldNoClientInput(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginSubnets: the login stack's subnet policy groups IPv4 clients by /24
+// and IPv6 clients by /56 (the ip policy by /64), with IPv4-mapped clients as
+// their IPv4 address: a hundred clients of one subnet, each under its own ip
+// budget, spend the subnet's, and the next is refused by the subnet alone.
+func TestLoginSubnets(t *testing.T) {
+	for _, router := range allRouters {
+		t.Run(router, func(t *testing.T) {
+			t.Parallel()
+			srv := startServer(t, router)
+			for _, tc := range []struct {
+				name  string
+				peer  func(i int) string
+				other string // a client just outside the subnet
+			}{
+				{"IPv4 /24", func(i int) string {
+					if i%2 == 1 {
+						return fmt.Sprintf("[::ffff:192.0.2.%d]:1000", i)
+					}
+					return fmt.Sprintf("192.0.2.%d:1000", i)
+				}, "192.0.3.1:1000"},
+				{"IPv6 /56", func(i int) string { return fmt.Sprintf("[2001:db8:1:%x::1]:1000", i) }, "[2001:db8:1:100::1]:1000"},
+			} {
+				for i := range 100 {
+					if r := postLocal(srv.handler, "/login", tc.peer(i), loginForm(fmt.Sprintf("user%d", i), "guess").Encode()); r.status != http.StatusUnauthorized {
+						t.Fatalf("%s: client %d: %d %q, want 401", tc.name, i, r.status, r.header.Get("RateLimit"))
+					}
+				}
+				r := postLocal(srv.handler, "/login", tc.peer(100), loginForm("user100", "guess").Encode())
+				if r.status != http.StatusTooManyRequests {
+					t.Fatalf("%s: the 101st client: %d, want 429", tc.name, r.status)
+				}
+				if p := r.problem(t); len(p.Violated) != 1 || p.Violated[0] != "subnet" {
+					t.Fatalf("%s: the 101st client refused by %v, want [subnet]", tc.name, p.Violated)
+				}
+				if r := postLocal(srv.handler, "/login", tc.other, loginForm("user101", "guess").Encode()); r.status != http.StatusUnauthorized {
+					t.Fatalf("%s: a client of the next subnet: %d, want 401", tc.name, r.status)
+				}
+			}
+		})
+	}
+}
+
+// TestMissingUsernameFallsBackExplicitly: a login without a username is limited
+// by the client address (never unlimited), and the fallback is counted in
+// ratelimit_key_fallbacks_total and logged at debug, without the address.
+func TestMissingUsernameFallsBackExplicitly(t *testing.T) {
+	srv := startServer(t, "chi", "-log-level", "debug")
+	c := client(t, "127.0.0.1")
+	statuses := map[int]int{}
+	for range 7 {
+		statuses[do(t, c, http.MethodPost, srv.url+"/login", url.Values{"password": {"x"}}).status]++
+	}
+	if statuses[http.StatusUnauthorized] != 5 || statuses[http.StatusTooManyRequests] != 2 {
+		t.Fatalf("7 logins without a username: %v, want 5 × 401 then 429 (the account policy keyed by the address)", statuses)
+	}
+	metrics := do(t, c, http.MethodGet, srv.url+"/metrics", nil).body
+	if want := `ratelimit_key_fallbacks_total{kind="ip",policy="account"} 7`; !strings.Contains(metrics, want) {
+		t.Errorf("metrics lack %s:\n%s", want, metrics)
+	}
+	line := grepLines(srv.logs.String(), "key fallback taken")
+	if strings.Count(line, "key fallback taken") != 7 || !strings.Contains(line, "level=DEBUG") || !strings.Contains(line, "policy=account") || strings.Contains(line, "127.0.0.1") {
+		t.Errorf("want 7 debug lines naming the policy and not the address, got:\n%s", line)
+	}
+}

@@ -48,8 +48,12 @@ func TestFlagDefaults(t *testing.T) {
 			t.Errorf("%s defaults to %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	// With no trusted proxy, only the TCP peer counts: a default server ignores
-	// every forwarding header (TestSpoofingGainsNothing drives it over HTTP).
+	// The server has read, write and idle timeouts: a stalled body is cut off
+	// within seconds (TestStalledBodiesAreCutOff drives it over TCP).
+	hs := newHTTPServer(cfg, http.NotFoundHandler(), discardLogger())
+	if hs.ReadHeaderTimeout != 5*time.Second || hs.ReadTimeout != 10*time.Second || hs.WriteTimeout != 30*time.Second || hs.IdleTimeout != time.Minute {
+		t.Errorf("default timeouts: header %v, read %v, write %v, idle %v", hs.ReadHeaderTimeout, hs.ReadTimeout, hs.WriteTimeout, hs.IdleTimeout)
+	}
 	a, err := newApp(cfg, discardLogger(), hooks{})
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		return config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if err := checkListenAddress(cfg.addr); err != nil {
-		return config{}, fmt.Errorf("-addr %q: want host:port (%v)", cfg.addr, err)
+		return config{}, fmt.Errorf("-addr %q: want host:port: %w", cfg.addr, err)
 	}
 	if !oneOf(cfg.router, routers) {
 		return config{}, fmt.Errorf("-router %q: want one of %s", cfg.router, strings.ReplaceAll(routers, "|", ", "))
@@ -142,7 +142,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 				continue
 			}
 			if err := redisstore.CheckAddress(a); err != nil {
-				return config{}, fmt.Errorf("-redis-addrs %q: want host:port (%v)", a, err)
+				return config{}, fmt.Errorf("-redis-addrs %q: want host:port: %w", a, err)
 			}
 			cfg.redisAddrs = append(cfg.redisAddrs, a)
 		}

@@ -84,7 +84,7 @@ const readHeaderTimeout = 5 * time.Second
 // newHTTPServer is the http.Server of cfg: a client that stalls its headers, its
 // body or its reading of the answer is cut off after the timeouts, so stalled
 // connections cannot pile up. Its own errors (TLS handshakes, timeouts) are
-// logged at debug: a client can cause them at will.
+// logged at debug, a handler's panic at error (serverErrorLog).
 func newHTTPServer(cfg config, handler http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           handler,
@@ -92,6 +92,6 @@ func newHTTPServer(cfg config, handler http.Handler, logger *slog.Logger) *http.
 		ReadTimeout:       cfg.readTimeout,
 		WriteTimeout:      cfg.writeTimeout,
 		IdleTimeout:       cfg.idleTimeout,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+		ErrorLog:          serverErrorLog(logger),
 	}
 }

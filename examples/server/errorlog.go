@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"log"
+	"log/slog"
+	"strings"
+)
+
+// serverErrorLog is the http.Server's ErrorLog: its lines go to logger at debug,
+// since a client can cause most of them at will (TLS handshakes, read timeouts),
+// except a handler's panic, which net/http recovers and reports here: that is a bug
+// of the server's, logged at error.
+func serverErrorLog(logger *slog.Logger) *log.Logger {
+	return log.New(levelledWriter{logger}, "", 0)
+}
+
+// levelledWriter logs each line the http.Server writes at the level its text calls for.
+type levelledWriter struct{ logger *slog.Logger }
+
+// panicPrefix starts the line net/http writes for a handler's recovered panic.
+const panicPrefix = "http: panic serving "
+
+// Write logs line, one message of the server's.
+func (w levelledWriter) Write(line []byte) (int, error) {
+	msg := strings.TrimSuffix(string(line), "\n")
+	level := slog.LevelDebug
+	if strings.HasPrefix(msg, panicPrefix) {
+		level = slog.LevelError
+	}
+	w.logger.Log(context.Background(), level, msg)
+	return len(line), nil
+}

@@ -30,6 +30,11 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, now int64) {
 			res, err = s.shared.Decide(ctx, lease)
 			return err
 		})
+		if err == nil {
+			// The key's latest answer, which counts the lease: should the key's
+			// decision fail now, Local mode seeds from it (seedLeases).
+			s.memo.remember(&lease, &res, now)
+		}
 		taken := err == nil && res.Allowed
 		running := s.leases.moved(k, taken)
 		switch {

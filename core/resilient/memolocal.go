@@ -113,10 +113,13 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // seedLeases starts req's concurrency key in Local mode, on the degraded policy q at
 // now, with the leases its latest shared answer said were in flight (scaled to q):
-// take acquires them in the local store as one lease, the seed, which lapses at the
-// lease timeout, as theirs do at the latest. Their releases go to the shared store,
-// so the local store keeps them until then: it may admit less, never more. A key
-// with no known answer starts empty (q is the replica's share).
+// take acquires them in the local store as one lease, the seed. Their releases go
+// to the shared store, so the local store holds the seed until they have all
+// lapsed, when the answer's ResetAfter says (drop releases it then): it may admit
+// less, never more. Left to its own lease timeout, counted from the outage rather
+// than from the answer, a seed taken 50 s into a minute's leases refused every
+// request for 60 s more (TestSeedLapsesWithTheLeasesItCounts). A key with no known
+// answer starts empty (q is the replica's share).
 //
 // A seed stands for one answer. While no newer answer is known it is kept; a newer
 // one (the shared store came back, even for a hand-over alone, and failed again)
@@ -131,7 +134,19 @@ func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take fun
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
-	if !ok || !e.known || e.gen != 0 && now < e.localUntil && e.at <= e.seededFrom {
+	if !ok || !e.known {
+		return nil
+	}
+	if e.gen != 0 && now < e.localUntil && e.at <= e.seededFrom {
+		if e.seed != 0 && now >= e.recovered {
+			// Every lease the answer counted has lapsed: the shared store would
+			// admit beside their requests now, whatever they do.
+			if err := drop(e.seed); err != nil {
+				return err
+			}
+			e.seed = 0
+			sh.entries[k] = e
+		}
 		return nil
 	}
 	if e.seed != 0 {

@@ -7,7 +7,8 @@ import (
 )
 
 // handOver gives the shared store, before it decides req, the concurrency leases
-// that Local mode granted on req's key and whose requests still run. The shared store
+// that Local mode granted on req's key and whose requests still run, after
+// releasing there the key's leases whose requests ended while their release failed. The shared store
 // never saw them: without this it would admit its whole limit again on top of them
 // (4 in flight against a limit of 2). Each is acquired there under its own ID, so
 // that its release goes there, and released from the local store. A lease the shared
@@ -19,6 +20,11 @@ import (
 func (s *Store) handOver(ctx context.Context, req *core.Request, now int64) {
 	if req.Policy.Algorithm() != core.Concurrency {
 		return
+	}
+	// First the shared store's own leases whose requests ended while their release
+	// failed: it still holds them.
+	if ended := s.leases.takeEnded(req.Policy.ID(), req.Key, now); len(ended) > 0 {
+		s.releaseEnded(ctx, &endedLeases{policy: req.Policy, key: req.Key, leases: ended})
 	}
 	moving := s.leases.startMoving(req.Policy.ID(), req.Key, now)
 	for i, m := range moving {

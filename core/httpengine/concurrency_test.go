@@ -230,9 +230,10 @@ func TestConcurrencyFieldsCarryNoLeaseTimeout(t *testing.T) {
 }
 
 // holding serves a request of key through l with a handler that stays in flight
-// until end is called, and returns the RateLimit field the handler saw.
+// until end is called, and returns the RateLimit field the handler saw ("" when
+// the request was not admitted).
 func holding(l *httpengine.Limiter, key string) (field string, end func()) {
-	seen, leave, done := make(chan string), make(chan struct{}), make(chan struct{})
+	seen, leave, done := make(chan string, 1), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		serve(l, request("192.0.2.1:1", "X-Key", key), func(w http.ResponseWriter, _ *http.Request) {
@@ -240,5 +241,37 @@ func holding(l *httpengine.Limiter, key string) (field string, end func()) {
 			<-leave
 		})
 	}()
-	return <-seen, func() { close(leave); <-done }
+	end = func() { close(leave); <-done }
+	select {
+	case field = <-seen:
+	case <-done:
+	}
+	return field, end
+}
+
+// A handler that outlives its lease timeout loses its slot: the lease lapses and
+// another request is admitted (the lease timeout bounds what a hung handler can
+// hold). Its release, when it finally returns, frees nothing of the request
+// admitted since.
+func TestHandlerOutlivingItsLease(t *testing.T) {
+	store, clock := newStore(t)
+	one := core.MustConcurrencyPolicy("one", 1, time.Minute)
+	l := httpengine.Must(store, httpengine.Limit(one, headerKey))
+	_, endSlow := holding(l, "a")
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("within the lease timeout: %d, want 429", w.Code)
+	}
+	clock.Advance(time.Minute)
+	admitted, endNext := holding(l, "a")
+	if admitted == "" {
+		t.Fatal("once the slow handler's lease lapsed: refused, want admitted")
+	}
+	endSlow() // its late release
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("after the slow handler's late release, the next one in flight: %d, want 429", w.Code)
+	}
+	endNext()
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusOK {
+		t.Fatalf("after both ended: %d, want 200", w.Code)
+	}
 }

@@ -8,15 +8,16 @@ import (
 
 // handOver gives the shared store, before it decides req, the concurrency leases
 // that Local mode granted on req's key and whose requests still run, after
-// releasing there the key's leases whose requests ended while their release failed. The shared store
-// never saw them: without this it would admit its whole limit again on top of them
-// (4 in flight against a limit of 2). Each is acquired there under its own ID, so
-// that its release goes there, and released from the local store. A lease the shared
-// store refuses (the key is full) or that cannot be handed over now stays local, and
-// is offered again at the key's next decision. A request that ends during its
-// lease's hand-over releases it locally; the hand-over then releases what it took.
-// A hand-over whose call times out may leave the lease held on the shared store
-// until its timeout (fewer admissions, never more).
+// releasing there the key's leases whose requests ended while their release
+// failed. The shared store never saw the local leases: without this it would
+// admit its whole limit again on top of them (4 in flight against a limit of 2).
+// Each is acquired there under its own ID, so that its release goes there, and
+// released from the local store. A lease the shared store refuses (the key is
+// full) or that cannot be handed over now stays local, and is offered again at the
+// key's next decision. A request that ends during its lease's hand-over releases
+// it locally; the hand-over then releases what it took. A hand-over whose call
+// times out may leave the lease held on the shared store until its timeout (fewer
+// admissions, never more).
 //
 // The hand-over's calls count as the key's calls (in slot) for the breakers. One
 // that does not succeed ends the hand-over and returns its outcome and error: the

@@ -110,3 +110,13 @@ func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 		return r
 	})
 }
+
+// TestLeasesThroughTheRouter runs the lease suite on a chi router.
+func TestLeasesThroughTheRouter(t *testing.T) {
+	adaptertest.RunLeases(t, func(store core.Store, limits httplimit.Limits, handler http.Handler, options ...httplimit.Option) http.Handler {
+		r := chi.NewRouter()
+		r.Use(chimw.Middleware(store, limits, options...))
+		r.Get("/x", handler.ServeHTTP)
+		return r
+	})
+}

@@ -106,3 +106,12 @@ func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 		return e
 	})
 }
+
+// TestLeasesThroughTheRouter runs the lease suite on an echo server.
+func TestLeasesThroughTheRouter(t *testing.T) {
+	adaptertest.RunLeases(t, func(store core.Store, limits httplimit.Limits, handler http.Handler, options ...httplimit.Option) http.Handler {
+		e := echo.New()
+		e.GET("/x", echo.WrapHandler(handler), echomw.Middleware(store, limits, options...))
+		return e
+	})
+}

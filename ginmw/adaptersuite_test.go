@@ -100,3 +100,13 @@ func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 		return r
 	})
 }
+
+// TestLeasesThroughTheRouter runs the lease suite on a gin engine (with its
+// recovery, which answers a panic with 500).
+func TestLeasesThroughTheRouter(t *testing.T) {
+	adaptertest.RunLeases(t, func(store core.Store, limits httplimit.Limits, handler http.Handler, options ...httplimit.Option) http.Handler {
+		r := newEngine()
+		r.GET("/x", ginmw.Middleware(store, limits, options...), gin.WrapH(handler))
+		return r
+	})
+}

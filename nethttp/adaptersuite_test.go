@@ -104,3 +104,12 @@ func TestJSONLoginDecoysThroughTheRouter(t *testing.T) {
 		return mux
 	})
 }
+
+// TestLeasesThroughTheRouter runs the lease suite on a ServeMux route.
+func TestLeasesThroughTheRouter(t *testing.T) {
+	adaptertest.RunLeases(t, func(store core.Store, limits httplimit.Limits, handler http.Handler, options ...httplimit.Option) http.Handler {
+		mux := http.NewServeMux()
+		mux.Handle("GET /x", nethttp.Middleware(store, limits, options...)(handler))
+		return mux
+	})
+}

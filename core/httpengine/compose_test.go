@@ -55,7 +55,7 @@ func TestNestedRefusalReleasesTheOuterLease(t *testing.T) {
 		t.Fatalf("first: %d", w.Code)
 	}
 	if w := nested(outer, inner, request("192.0.2.1:1")); w.Code != http.StatusTooManyRequests ||
-		w.Header().Get("RateLimit") != `"slots";r=1;t=0, "route";r=0;t=60` {
+		w.Header().Get("RateLimit") != `"slots";r=1, "route";r=0;t=60` {
 		t.Fatalf("second: %d %q, want 429 from the route", w.Code, w.Header().Get("RateLimit"))
 	}
 	// Both requests ended: the slot is free again.

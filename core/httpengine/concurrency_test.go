@@ -184,3 +184,94 @@ func TestShadowModeNeverRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A concurrency policy's quota comes back when requests in flight end, not after a
+// time: its RateLimit member carries no t unless it refused the request, when t is
+// the short wait that Retry-After says too. Sent as the lease timeout (60 here), a
+// client reading "r=0;t=60" on the last admitted slot would hold off for a minute,
+// and one reading "r=1;t=60" would think one more request was left for a minute.
+// With a lease timeout of 1 s, an admission's old t (1) equals a refusal's, which
+// the field memo must still tell apart.
+func TestConcurrencyFieldsCarryNoLeaseTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{time.Minute, time.Second} {
+		store, _ := newStore(t)
+		export := core.MustConcurrencyPolicy("export", 2, timeout)
+		api := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
+		single := httpengine.Must(store, httpengine.Limit(export, headerKey))
+		stack := httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, headerKey), httpengine.Limit(export, headerKey)))
+		check := func(what, got, want string) {
+			t.Helper()
+			if got != want {
+				t.Errorf("lease timeout %v: %s: RateLimit %q, want %q", timeout, what, got, want)
+			}
+		}
+
+		first, end1 := holding(single, "a")
+		check("first slot", first, `"export";r=1`)
+		last, end2 := holding(single, "a")
+		check("last slot", last, `"export";r=0`)
+		refused := serve(single, request("192.0.2.1:1", "X-Key", "a"), ok)
+		check("refused", refused.Header().Get("RateLimit"), `"export";r=0;t=1`)
+		if got := refused.Header().Get("Retry-After"); got != "1" {
+			t.Errorf("lease timeout %v: refused: Retry-After %q, want 1", timeout, got)
+		}
+		// The last slot, admitted again right after the refusal: the memo of the
+		// refusal's value (r=0;t=1) must not answer for it.
+		end1()
+		last, end1 = holding(single, "a")
+		check("last slot after a refusal", last, `"export";r=0`)
+		end1()
+		end2()
+
+		inStack, end := holding(stack, "b")
+		check("in a stack", inStack, `"api";r=9;t=6, "export";r=1`)
+		end()
+	}
+}
+
+// holding serves a request of key through l with a handler that stays in flight
+// until end is called, and returns the RateLimit field the handler saw ("" when
+// the request was not admitted).
+func holding(l *httpengine.Limiter, key string) (field string, end func()) {
+	seen, leave, done := make(chan string, 1), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(l, request("192.0.2.1:1", "X-Key", key), func(w http.ResponseWriter, _ *http.Request) {
+			seen <- w.Header().Get("RateLimit")
+			<-leave
+		})
+	}()
+	end = func() { close(leave); <-done }
+	select {
+	case field = <-seen:
+	case <-done:
+	}
+	return field, end
+}
+
+// A handler that outlives its lease timeout loses its slot: the lease lapses and
+// another request is admitted (the lease timeout bounds what a hung handler can
+// hold). Its release, when it finally returns, frees nothing of the request
+// admitted since.
+func TestHandlerOutlivingItsLease(t *testing.T) {
+	store, clock := newStore(t)
+	one := core.MustConcurrencyPolicy("one", 1, time.Minute)
+	l := httpengine.Must(store, httpengine.Limit(one, headerKey))
+	_, endSlow := holding(l, "a")
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("within the lease timeout: %d, want 429", w.Code)
+	}
+	clock.Advance(time.Minute)
+	admitted, endNext := holding(l, "a")
+	if admitted == "" {
+		t.Fatal("once the slow handler's lease lapsed: refused, want admitted")
+	}
+	endSlow() // its late release
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusTooManyRequests {
+		t.Fatalf("after the slow handler's late release, the next one in flight: %d, want 429", w.Code)
+	}
+	endNext()
+	if w := serve(l, request("192.0.2.1:1", "X-Key", "a"), ok); w.Code != http.StatusOK {
+		t.Fatalf("after both ended: %d, want 200", w.Code)
+	}
+}

@@ -25,7 +25,7 @@ func (m *fieldMemo) lookup(results []core.Result) []string {
 		return nil
 	}
 	for i := range results {
-		if m.rt[2*i] != shownRemaining(&results[i]) || m.rt[2*i+1] != resetSeconds(&results[i]) {
+		if m.rt[2*i] != shownRemaining(&results[i]) || m.rt[2*i+1] != memoReset(&results[i]) {
 			return nil
 		}
 	}
@@ -38,9 +38,20 @@ func (m *fieldMemo) remember(results []core.Result, value []string) {
 		return
 	}
 	for i := range results {
-		m.rt[2*i], m.rt[2*i+1] = shownRemaining(&results[i]), resetSeconds(&results[i])
+		m.rt[2*i], m.rt[2*i+1] = shownRemaining(&results[i]), memoReset(&results[i])
 	}
 	m.value = value
+}
+
+// memoReset is what the memo keeps of a result's t: its resetSeconds, negated for
+// a refusal. A static stack's member shows a function of the two (a concurrency
+// policy's shows t only for a refusal), so that an admission and a refusal with
+// the same seconds never share a value.
+func memoReset(res *core.Result) int64 {
+	if refused(res) {
+		return -resetSeconds(res)
+	}
+	return resetSeconds(res)
 }
 
 // numberMemo remembers the last number beyond the precomputed ones that a Ticket

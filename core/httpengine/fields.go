@@ -86,17 +86,26 @@ func refused(res *core.Result) bool { return !res.Allowed && res.RetryAfter > 0 
 // the w of p's RateLimit-Policy member: a sliding window's estimate can take up to
 // two periods to recover fully, and a client reads t within the window the policy
 // announces (Retry-After still says the exact wait of a refusal).
+//
+// A concurrency policy's member has no t unless the policy refused the request:
+// its quota comes back when requests in flight end, at no time the server knows,
+// and t, which the draft makes optional, says when more quota is available. Its
+// ResetAfter is when the last lease would lapse if never released (the lease
+// timeout, for an admission): sent as t, a client reading "r=0;t=60" on the last
+// slot held off for a minute. A refusal's t is its short Retry-After.
 func rateLimitMember(buf []byte, res *core.Result, p *core.Policy) []byte {
 	buf = append(buf, '"')
 	buf = append(buf, res.Policy...)
 	buf = append(buf, `";r=`...)
 	buf = strconv.AppendInt(buf, min(shownRemaining(res), maxFieldInteger), 10)
-	buf = append(buf, ";t="...)
-	reset := resetSeconds(res)
-	if p.Algorithm() != core.Concurrency {
-		reset = min(reset, windowSeconds(p))
+	if p.Algorithm() == core.Concurrency {
+		if !refused(res) {
+			return buf
+		}
+		return strconv.AppendInt(append(buf, ";t="...), resetSeconds(res), 10)
 	}
-	return strconv.AppendInt(buf, reset, 10)
+	buf = append(buf, ";t="...)
+	return strconv.AppendInt(buf, min(resetSeconds(res), windowSeconds(p)), 10)
 }
 
 // single returns a header value slice of one element. Its capacity is one, so a

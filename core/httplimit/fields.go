@@ -22,8 +22,10 @@ const (
 	// requests in flight. r is the remaining quota and t the whole seconds,
 	// rounded up, until the quota is restored, never more than w; for a policy
 	// that refused the request, t is when it admits the request again (at most w:
-	// Retry-After carries the exact wait). When limiters are nested, the response
-	// carries one member per policy of the merged decision.
+	// Retry-After carries the exact wait). A concurrency policy's member has no t
+	// unless it refused the request (then t is its short Retry-After): its quota
+	// comes back as requests in flight end, not after a time. When limiters are
+	// nested, the response carries one member per policy of the merged decision.
 	//
 	// Field values are shared between responses (precomputed, repeated, or carved
 	// from shared chunks, so that responses allocate nothing for them): replace a
@@ -34,6 +36,8 @@ const (
 	// (core.MostRestrictive). X-RateLimit-Reset is delta-seconds, not a Unix
 	// timestamp: the seconds from now until the policy has fully recovered
 	// (core.Result.ResetAfter, rounded up). The IETF field's t is the same number
-	// capped at the policy's window; a sliding window can take two.
+	// capped at the policy's window; a sliding window can take two. (For a
+	// concurrency policy that admitted, ResetAfter is when its leases would all
+	// lapse unreleased: the lease timeout after an admission.)
 	LegacyFields Fields = httpengine.LegacyFields
 )

@@ -35,7 +35,15 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	if !s.closedFor(&req, slot) {
 		return s.fallback(ctx, req, ErrBreakerOpen, now, true)
 	}
-	s.handOver(ctx, &req, now)
+	switch o, err := s.handOver(ctx, &req, slot, now); o { // a failed call: see handOver
+	case succeeded:
+	case canceled:
+		return core.Result{}, fmt.Errorf("resilient: policy %q: %w", req.Policy.Name(), err)
+	case broken:
+		return core.Result{}, s.permanent([]core.Request{req}, err)
+	default:
+		return s.fallback(ctx, req, err, now, !s.closedFor(&req, slot))
+	}
 	settler, busy, wait := s.takeTurn(&req, now)
 	if busy { // never to the store while the key's settlement is on its way
 		if !wait {
@@ -124,8 +132,29 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if !s.stackClosed(slot, reqs) {
 		return s.fallbackStack(ctx, reqs, results, ErrBreakerOpen, now, true)
 	}
+	handedOver, handOverErr := succeeded, error(nil)
 	for i := range reqs {
-		s.handOver(ctx, &reqs[i], now)
+		if o, err := s.handOver(ctx, &reqs[i], s.slots.of(&reqs[i]), now); o != succeeded && handedOver == succeeded {
+			handedOver, handOverErr = o, err
+		}
+	}
+	switch handedOver { // a failed call: see handOver
+	case succeeded:
+	case canceled:
+		return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), handOverErr)
+	case broken:
+		return false, s.permanent(reqs, handOverErr)
+	default:
+		if !s.stackClosed(slot, reqs) {
+			return s.fallbackStack(ctx, reqs, results, handOverErr, now, true)
+		}
+		if !s.allLocal(reqs) {
+			return s.slowMixedStack(ctx, reqs, results, handOverErr, now)
+		}
+		if allowed, ok := s.stackFromLastAnswers(reqs, results, now); ok {
+			return allowed, nil
+		}
+		return s.unknownSlowStack(reqs, results), nil
 	}
 	turns, busy, wait := s.takeTurns(reqs, now)
 	if busy {

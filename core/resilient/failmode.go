@@ -55,13 +55,15 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 // seeded is req on the degraded policy q for the local store, on the key of its local
 // allowance, which starts from the key's last shared answer (see memo.localKey): a new
 // allowance is first spent down to it. Concurrency requests keep their key (their
-// leases are released there), which starts with the leases last seen in flight.
+// leases are released there), which holds the leases the latest answer saw in flight.
 // errNoRoom says that the local store had no room to seed the key.
 func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, now int64) (core.Request, error) {
 	lreq := localRequest(*req, *q)
 	if req.Policy.Algorithm() == core.Concurrency {
 		err := s.memo.seedLeases(req, q, now, func(cost int64, lease uint64) error {
 			return s.spendOwn(ctx, core.Request{Policy: *q, Key: req.Key, Cost: cost, Lease: lease})
+		}, func(lease uint64) error {
+			return s.local.Release(ctx, core.Request{Policy: *q, Key: req.Key}, lease)
 		})
 		return lreq, err
 	}

@@ -7,30 +7,52 @@ import (
 )
 
 // handOver gives the shared store, before it decides req, the concurrency leases
-// that Local mode granted on req's key and whose requests still run. The shared store
-// never saw them: without this it would admit its whole limit again on top of them
-// (4 in flight against a limit of 2). Each is acquired there under its own ID, so
-// that its release goes there, and released from the local store. A lease the shared
-// store refuses (the key is full) or that cannot be handed over now stays local, and
-// is offered again at the key's next decision. A request that ends during its
-// lease's hand-over releases it locally; the hand-over then releases what it took.
-// A hand-over whose call times out may leave the lease held on the shared store
-// until its timeout (fewer admissions, never more).
-func (s *Store) handOver(ctx context.Context, req *core.Request, now int64) {
+// that Local mode granted on req's key and whose requests still run, after
+// releasing there the key's leases whose requests ended while their release
+// failed. The shared store never saw the local leases: without this it would
+// admit its whole limit again on top of them (4 in flight against a limit of 2).
+// Each is acquired there under its own ID, so that its release goes there, and
+// released from the local store. A lease the shared store refuses (the key is
+// full) or that cannot be handed over now stays local, and is offered again at the
+// key's next decision. A request that ends during its lease's hand-over releases
+// it locally; the hand-over then releases what it took. A hand-over whose call
+// times out may leave the lease held on the shared store until its timeout (fewer
+// admissions, never more).
+//
+// The hand-over's calls count as the key's calls (in slot) for the breakers. One
+// that does not succeed ends the hand-over and returns its outcome and error: the
+// shared store does not hold the key's local leases still in flight, and the
+// caller must not decide the key there as if it held nothing, which admitted a
+// lease beside two that failed to go over (3 in flight of 2,
+// TestFailedHandOverKeepsTheLocalLeasesCounted). The caller decides as for a
+// failed call of its own, locally, where those leases are held. The outcome is
+// succeeded when every call was (a lease the full key refused included).
+func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now int64) (outcome, error) {
 	if req.Policy.Algorithm() != core.Concurrency {
-		return
+		return succeeded, nil
+	}
+	// First the shared store's own leases whose requests ended while their release
+	// failed: it still holds them.
+	if ended := s.leases.takeEnded(req.Policy.ID(), req.Key, now); len(ended) > 0 {
+		s.releaseEnded(ctx, &endedLeases{policy: req.Policy, key: req.Key, leases: ended})
 	}
 	moving := s.leases.startMoving(req.Policy.ID(), req.Key, now)
 	for i, m := range moving {
 		k := leaseKey{req.Policy.ID(), req.Key, m.lease}
 		lease := core.Request{Policy: req.Policy, Key: req.Key, Cost: m.cost, Lease: m.lease}
 		var res core.Result
-		err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error {
+		start, _ := s.instant()
+		o, err := s.call(ctx, slot, start, func(ctx context.Context) error {
 			var err error
 			res, err = s.shared.Decide(ctx, lease)
 			return err
 		})
-		taken := err == nil && res.Allowed
+		if o == succeeded {
+			// The key's latest answer, which counts the lease: should the key's
+			// decision fail now, Local mode seeds from it (seedLeases).
+			s.memo.remember(&lease, &res, now)
+		}
+		taken := o == succeeded && res.Allowed
 		running := s.leases.moved(k, taken)
 		switch {
 		case taken && !running: // the request ended meanwhile, and released it locally
@@ -43,7 +65,8 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, now int64) {
 			for _, rest := range moving[i+1:] {
 				s.leases.moved(leaseKey{req.Policy.ID(), req.Key, rest.lease}, false)
 			}
-			return
+			return o, err
 		}
 	}
+	return succeeded, nil
 }

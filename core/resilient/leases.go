@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // maxFallbackLeases bounds how many leases granted by a failure mode are remembered.
@@ -16,13 +18,38 @@ const maxFallbackLeases = 100_000
 // timeout; when the book is full, a lease is not remembered and its release goes to
 // the shared store, where releasing an unknown lease is harmless. Expired entries are
 // swept once per lease timeout.
+//
+// The book also remembers the shared leases whose requests ended while their
+// release could not reach the shared store (ended): the shared store holds them
+// until they lapse, which left a key's slots taken for up to a lease timeout after
+// the outage by requests long ended. They are released there once it answers
+// again: before the key's next decision (handOver), and all of them when the
+// breakers close (releaseEnded). Releasing a lease twice, or after it lapsed, is
+// harmless: lease IDs are unique.
 type leaseBook struct {
 	mu      sync.Mutex
 	leases  map[leaseKey]leaseEntry
 	local   map[preKey]map[uint64]struct{} // the local leases of each key
 	nLocal  atomic.Int64                   // how many local leases the book holds
+	ended   map[preKey]*endedLeases        // each key's shared leases whose release failed
+	nEnded  atomic.Int64                   // how many such leases the book holds
 	swept   int64                          // ns: last sweep
 	timeout int64                          // ns: the longest lease timeout seen, the sweep interval
+}
+
+// endedLeases are the shared leases of one key whose requests ended while their
+// release failed, with the policy and key that name them.
+type endedLeases struct {
+	policy core.Policy
+	key    string
+	leases []endedLease
+}
+
+// endedLease is a shared lease whose request ended, and until when the shared store
+// may hold it (a lease timeout after its release failed, later than it lapses).
+type endedLease struct {
+	lease uint64
+	until int64 // ns
 }
 
 type leaseKey struct {
@@ -38,22 +65,41 @@ type leaseEntry struct {
 }
 
 func newLeaseBook() *leaseBook {
-	return &leaseBook{leases: map[leaseKey]leaseEntry{}, local: map[preKey]map[uint64]struct{}{}}
+	return &leaseBook{leases: map[leaseKey]leaseEntry{}, local: map[preKey]map[uint64]struct{}{}, ended: map[preKey]*endedLeases{}}
+}
+
+// sweep forgets, once per the longest lease timeout seen (timeout, which it first
+// raises), the leases that have lapsed at now. Requires b.mu.
+func (b *leaseBook) sweep(now int64, timeout time.Duration) {
+	b.timeout = max(b.timeout, int64(timeout))
+	if now-b.swept < b.timeout {
+		return
+	}
+	for k, e := range b.leases {
+		if now >= e.expires {
+			b.forget(k, e)
+		}
+	}
+	for k, e := range b.ended {
+		live := e.leases[:0]
+		for _, l := range e.leases {
+			if now < l.until {
+				live = append(live, l)
+			}
+		}
+		b.nEnded.Add(int64(len(live) - len(e.leases)))
+		if e.leases = live; len(live) == 0 {
+			delete(b.ended, k)
+		}
+	}
+	b.swept = now
 }
 
 // add remembers a lease of cost granted at now for timeout.
 func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.timeout = max(b.timeout, int64(timeout))
-	if now-b.swept >= b.timeout {
-		for k, e := range b.leases {
-			if now >= e.expires {
-				b.forget(k, e)
-			}
-		}
-		b.swept = now
-	}
+	b.sweep(now, timeout)
 	if len(b.leases) >= maxFallbackLeases {
 		return
 	}
@@ -139,4 +185,96 @@ func (b *leaseBook) moved(k leaseKey, taken bool) bool {
 		b.leases[k] = e
 	}
 	return true
+}
+
+// endedAt remembers that the request of req's shared lease ended at now while its
+// release failed, so that the lease is released when the shared store answers
+// again. When the book holds maxFallbackLeases such leases, the lease lapses at its
+// timeout instead.
+func (b *leaseBook) endedAt(req *core.Request, lease uint64, now int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sweep(now, req.Policy.Period())
+	if b.nEnded.Load() >= maxFallbackLeases {
+		return
+	}
+	k := preKey{req.Policy.ID(), req.Key}
+	e := b.ended[k]
+	if e == nil {
+		e = &endedLeases{policy: req.Policy, key: req.Key}
+		b.ended[k] = e
+	}
+	e.leases = append(e.leases, endedLease{lease: lease, until: now + int64(req.Policy.Period())})
+	b.nEnded.Add(1)
+}
+
+// takeEnded forgets the shared leases of policy's key whose release failed, and
+// returns those the shared store may still hold at now. It does not lock while the
+// book holds none, the case of every decision but those just after an outage.
+func (b *leaseBook) takeEnded(policy, key string, now int64) []endedLease {
+	if b.nEnded.Load() == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := preKey{policy, key}
+	e := b.ended[k]
+	if e == nil {
+		return nil
+	}
+	delete(b.ended, k)
+	b.nEnded.Add(-int64(len(e.leases)))
+	return liveEnded(e.leases, now)
+}
+
+// takeAllEnded forgets every key's shared leases whose release failed, and returns
+// those the shared store may still hold at now.
+func (b *leaseBook) takeAllEnded(now int64) []*endedLeases {
+	if b.nEnded.Load() == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all := make([]*endedLeases, 0, len(b.ended))
+	for k, e := range b.ended {
+		delete(b.ended, k)
+		b.nEnded.Add(-int64(len(e.leases)))
+		if e.leases = liveEnded(e.leases, now); len(e.leases) > 0 {
+			all = append(all, e)
+		}
+	}
+	return all
+}
+
+// liveEnded is the leases of ended the shared store may still hold at now.
+func liveEnded(ended []endedLease, now int64) []endedLease {
+	live := ended[:0]
+	for _, l := range ended {
+		if now < l.until {
+			live = append(live, l)
+		}
+	}
+	return live
+}
+
+// restoreEnded remembers again leases of policy's key that takeEnded or
+// takeAllEnded returned and that could not be released.
+func (b *leaseBook) restoreEnded(policy core.Policy, key string, leases []endedLease) {
+	if len(leases) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := min(len(leases), maxFallbackLeases-int(b.nEnded.Load()))
+	if n <= 0 {
+		return
+	}
+	k := preKey{policy.ID(), key}
+	e := b.ended[k]
+	if e == nil {
+		e = &endedLeases{policy: policy, key: key}
+		b.ended[k] = e
+	}
+	e.leases = append(e.leases, leases[:n]...)
+	b.nEnded.Add(int64(n))
 }

@@ -23,8 +23,8 @@ const memoShards = 16
 //     Remaining (less what such decisions spent since) covers the cost (decideSlow);
 //   - Local mode seeds each key's local allowance from what is left of that share,
 //     and never raises it while it runs (localKey, localDecided);
-//   - Local mode starts a concurrency key with the leases its last answer said were
-//     in flight, held until the lease timeout (seedLeases);
+//   - Local mode starts a concurrency key with the leases its latest answer said
+//     were in flight, held until the lease timeout (seedLeases);
 //   - back on the shared store, the first answer for a key whose local allowance is
 //     still recovering is followed by a charge of the difference, so that the shared
 //     store, which never saw the local admissions, does not grant them again (debt).
@@ -60,7 +60,8 @@ type memoEntry struct {
 	settling   int64         // the cost of that decision's own request, on its way to the shared store with the charge
 
 	gen            uint64 // the local allowance's number; 0: none
-	seededFrom     int64  // at of the answer the local allowance was seeded from
+	seededFrom     int64  // at of the answer the local allowance (or a concurrency key's seed) was seeded from
+	seed           uint64 // a concurrency key's seed lease in the local store (seedLeases); 0: none
 	localRemaining int64  // Remaining of the last local decision
 	localAt        int64  // ns: when the last local decision was taken
 	localUntil     int64  // ns: when the local allowance fully recovers

@@ -113,30 +113,63 @@ func spendChunks(units, capQ int64, spend func(cost int64) error) error {
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // seedLeases starts req's concurrency key in Local mode, on the degraded policy q at
-// now, with the leases its last shared answer said were in flight (scaled to q): take
-// acquires them in the local store as one lease, which lapses at the lease timeout,
-// as theirs do at the latest. Their releases go to the shared store, so the local
-// store keeps them until then: it may admit less, never more. A key with no known
-// answer starts empty (q is the replica's share). A key seeded within its lease
-// timeout is not seeded again. take is called with the memo's lock held; when it
-// fails, the key is not seeded, and its next decision seeds it.
-func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take func(cost int64, lease uint64) error) error {
+// now, with the leases its latest shared answer said were in flight (scaled to q):
+// take acquires them in the local store as one lease, the seed. Their releases go
+// to the shared store, so the local store holds the seed until they have all
+// lapsed, when the answer's ResetAfter says (drop releases it then): it may admit
+// less, never more. Left to its own lease timeout, counted from the outage rather
+// than from the answer, a seed taken 50 s into a minute's leases refused every
+// request for 60 s more (TestSeedLapsesWithTheLeasesItCounts). A key with no known
+// answer starts empty (q is the replica's share).
+//
+// A seed stands for one answer. While no newer answer is known it is kept; a newer
+// one (the shared store came back, even for a hand-over alone, and failed again)
+// replaces it: drop releases the old seed, whose leases may have ended, and the new
+// seed counts those the shared store held at its latest answer, leases handed over
+// to it included. Kept instead, the first outage's seed let a second outage admit
+// beside leases handed over since (3 in flight of 2, TestSecondOutageCounts-
+// TheLeasesHandedOver), and a second seed that did not fit beside the first was
+// refused (TestSecondOutageReplacesTheFirstSeed). take and drop are called with the
+// memo's lock held; when take fails, the key is not seeded, and its next decision
+// seeds it.
+func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take func(cost int64, lease uint64) error, drop func(lease uint64) error) error {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
 	e, ok := sh.entries[k]
-	if !ok || !e.known || (e.gen != 0 && now < e.localUntil) {
+	if !ok || !e.known {
 		return nil
+	}
+	if e.gen != 0 && now < e.localUntil && e.at <= e.seededFrom {
+		if e.seed != 0 && now >= e.recovered {
+			// Every lease the answer counted has lapsed: the shared store would
+			// admit beside their requests now, whatever they do.
+			if err := drop(e.seed); err != nil {
+				return err
+			}
+			e.seed = 0
+			sh.entries[k] = e
+		}
+		return nil
+	}
+	if e.seed != 0 {
+		if err := drop(e.seed); err != nil {
+			return err
+		}
+		e.seed = 0
+		sh.entries[k] = e
 	}
 	capQ := q.Capacity()
 	held := capQ - min(capQ, scale(e.available(req.Policy.Capacity(), now), capQ, req.Policy.Capacity()))
-	e.gen = m.gen.Add(1)
+	gen := m.gen.Add(1)
+	var seed uint64
 	if held > 0 {
 		// The top bit keeps the seeded lease's ID apart from the IDs requests choose.
-		if err := take(held, 1<<63|e.gen); err != nil {
-			return err
+		seed = 1<<63 | gen
+		if err := take(held, seed); err != nil {
+			return err // not seeded: the key's next decision seeds it
 		}
 	}
-	e.localUntil = now + int64(req.Policy.Period())
+	e.gen, e.seed, e.seededFrom, e.localUntil = gen, seed, e.at, now+int64(req.Policy.Period())
 	sh.entries[k] = e
 	return nil
 }
@@ -195,7 +228,14 @@ func (m *memo) debt(req *core.Request, res *core.Result, q *core.Policy, now int
 
 // settled ends the settlement of req's local allowance at now: the next outage seeds
 // from the shared store's answers.
+//
+// A concurrency key owes nothing: its seed is replaced when Local mode next finds a
+// newer answer (seedLeases), and the entry, which names the seed to release then,
+// lives as long as the seed does.
 func (m *memo) settled(req *core.Request, now int64) {
+	if req.Policy.Algorithm() == core.Concurrency {
+		return
+	}
 	sh, k := m.lock(req)
 	if e, ok := sh.entries[k]; ok && e.localUntil > now {
 		e.localUntil = now

@@ -36,7 +36,7 @@ func TestRedisOutagesNeverAdmitMoreThanThePolicy(t *testing.T) {
 					shared := newPartition(t, client, clock, fmt.Sprintf("oracle-%s-%d:", alg, seed))
 					r := newRigOver(t, clock, shared)
 					if alg == core.Concurrency {
-						runLeaseOracle(t, r, seed, shared.down.Store)
+						runLeaseOracle(t, r, seed, 10*time.Second, shared.down.Store)
 						return
 					}
 					runOracle(t, r, alg, seed, shared.down.Store)

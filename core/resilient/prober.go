@@ -221,6 +221,7 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 		}
 		if !s.anyOpen() {
 			s.recovered(now)
+			s.releaseAllEnded(now)
 		}
 	}
 }

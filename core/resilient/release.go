@@ -10,8 +10,10 @@ import (
 // Release ends a concurrency lease where it was granted: in the local store for a
 // lease Local mode granted, nowhere for one Open mode granted unenforced, else in the
 // shared store, under the deadline and the breaker. A shared lease that cannot be
-// released now (the store fails or the breaker is open) expires with its lease
-// timeout; the error says so and wraps core.ErrStoreUnavailable.
+// released now (the store fails or the breaker is open) is released there when it
+// answers again: before the key's next decision, and once the breakers close
+// (leaseBook.endedAt). The error says so and wraps core.ErrStoreUnavailable; at the
+// latest, the lease expires with its lease timeout.
 func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -35,20 +37,67 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 		}
 		return nil
 	}
-	start, _ := s.instant()
+	start, now := s.instant()
 	slot := s.slots.of(&req)
 	if !s.closedFor(&req, slot) {
-		return fmt.Errorf("resilient: release lease of policy %q (it expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, ErrBreakerOpen)
+		s.leases.endedAt(&req, lease, now)
+		return fmt.Errorf("resilient: release lease of policy %q (released when the store is back, or expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, ErrBreakerOpen)
 	}
 	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) })
 	switch o {
 	case succeeded:
 		return nil
-	case canceled:
+	case canceled: // it may have landed, or not: releasing it again is harmless
+		s.leases.endedAt(&req, lease, now)
 		return fmt.Errorf("resilient: release lease of policy %q: %w", req.Policy.Name(), err)
 	case broken:
 		s.logPermanent(fmt.Sprintf("policy %q", req.Policy.Name()), err)
 		return fmt.Errorf("resilient: release lease of policy %q: %w: %w", req.Policy.Name(), ErrPermanent, err)
 	}
-	return fmt.Errorf("resilient: release lease of policy %q (it expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, err)
+	s.leases.endedAt(&req, lease, now)
+	return fmt.Errorf("resilient: release lease of policy %q (released when the store is back, or expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, err)
+}
+
+// releaseEnded releases on the shared store, under the deadline, the leases of
+// ended (those of one key, or those of every key) whose requests ended while their
+// release failed, and reports whether it released them all: at the first failure,
+// the book remembers that lease and those after it again.
+func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases) bool {
+	req := core.Request{Policy: ended.policy, Key: ended.key}
+	for i, l := range ended.leases {
+		err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error { return s.shared.Release(ctx, req, l.lease) })
+		if err != nil {
+			s.leases.restoreEnded(ended.policy, ended.key, ended.leases[i:])
+			return false
+		}
+	}
+	return true
+}
+
+// releaseAllEnded releases on the shared store every lease whose request ended
+// while its release failed (releaseEnded), until one fails again. The prober calls
+// it once the breakers have closed, so that the keys no decision reaches since
+// (here or on another replica) have their slots back as well.
+func (s *Store) releaseAllEnded(now int64) {
+	all := s.leases.takeAllEnded(now)
+	if len(all) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // Close ends the calls
+		select {
+		case <-s.prober.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for i, ended := range all {
+		if !s.releaseEnded(ctx, ended) {
+			for _, rest := range all[i+1:] {
+				s.leases.restoreEnded(rest.policy, rest.key, rest.leases)
+			}
+			return
+		}
+	}
 }

@@ -70,3 +70,71 @@ func TestReleaseWhereGranted(t *testing.T) {
 		t.Fatal("releasing a rate policy is not an error")
 	}
 }
+
+// A lease the shared store granted, whose request ended while the store was
+// unreachable, is released there once it is back: the release that failed is made
+// again before the key's next decision. Left to lapse at its timeout, both slots
+// stayed taken for the rest of the minute after the outage, by requests long ended.
+func TestSharedLeaseEndedInAnOutageIsReleasedOnReturn(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	for lease := uint64(1); lease <= 2; lease++ {
+		if res, err := r.store.Decide(ctx, exportLease(lease)); err != nil || !res.Allowed {
+			t.Fatalf("healthy: lease %d: %+v, %v", lease, res, err)
+		}
+	}
+	r.trip(t, export)
+	for lease := uint64(1); lease <= 2; lease++ {
+		if err := r.store.Release(ctx, exportLease(lease), lease); !errors.Is(err, core.ErrStoreUnavailable) {
+			t.Fatalf("outage: releasing lease %d: %v; want it unavailable", lease, err)
+		}
+	}
+	r.shared.heal()
+	r.clock.Advance(time.Second)
+	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("export") })
+	// Another replica, on the shared store directly, finds both slots free before
+	// this one decides on the key: the releases were made as the breaker closed.
+	waitFor(t, "the releases made as the breaker closed", func() bool {
+		free := 0
+		for lease := uint64(100); lease <= 101; lease++ {
+			if res, err := r.shared.mem.Decide(ctx, exportLease(lease)); err == nil && res.Allowed {
+				free++
+			}
+		}
+		for lease := uint64(100); lease <= 101; lease++ {
+			_ = r.shared.mem.Release(ctx, exportLease(lease), lease)
+		}
+		return free == 2
+	})
+	for lease := uint64(3); lease <= 4; lease++ {
+		if res, err := r.store.Decide(ctx, exportLease(lease)); err != nil || !res.Allowed || res.DecidedAt.IsZero() {
+			t.Fatalf("back, leases 1 and 2 ended: lease %d: %+v, %v; want admitted by the shared store", lease, res, err)
+		}
+	}
+	if res, err := r.store.Decide(ctx, exportLease(5)); err != nil || res.Allowed {
+		t.Fatalf("leases 3 and 4 in flight: lease 5: %+v, %v; want refused", res, err)
+	}
+}
+
+// A release that fails while the breaker stays closed (one slow call) is made again
+// before the key's next decision on the shared store.
+func TestSharedLeaseWhoseReleaseFailedIsReleasedBeforeTheKeysNextDecision(t *testing.T) {
+	r := newRig(t, neverOpen)
+	ctx := context.Background()
+	for lease := uint64(1); lease <= 2; lease++ {
+		if res, err := r.store.Decide(ctx, exportLease(lease)); err != nil || !res.Allowed {
+			t.Fatalf("healthy: lease %d: %+v, %v", lease, res, err)
+		}
+	}
+	r.shared.fail(errDown)
+	if err := r.store.Release(ctx, exportLease(1), 1); !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("releasing lease 1 on a failing store: %v; want it unavailable", err)
+	}
+	r.shared.heal()
+	if res, err := r.store.Decide(ctx, exportLease(3)); err != nil || !res.Allowed || res.DecidedAt.IsZero() {
+		t.Fatalf("lease 1 ended, lease 2 in flight: lease 3: %+v, %v; want admitted by the shared store", res, err)
+	}
+	if res, err := r.store.Decide(ctx, exportLease(4)); err != nil || res.Allowed {
+		t.Fatalf("leases 2 and 3 in flight: lease 4: %+v, %v; want refused", res, err)
+	}
+}

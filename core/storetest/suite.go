@@ -379,6 +379,25 @@ func testLeases(t *testing.T, newStore NewStore) {
 	mustAllow(t, store, req(6), true)
 	mustAllow(t, store, req(7), true)
 	mustAllow(t, store, req(8), false)
+	// A request that outlived its lease releases it late: that frees no one
+	// else's slot.
+	for _, late := range []uint64{2, 4} {
+		if err := store.Release(ctx, req(0), late); err != nil {
+			t.Fatalf("releasing lapsed lease %d: %v", late, err)
+		}
+	}
+	mustAllow(t, store, req(9), false)
+	// Lease IDs are whole 64-bit numbers: two that a float64 cannot tell apart
+	// (as Redis Lua's numbers cannot) are two leases, each released alone.
+	clock.Advance(5 * time.Second)
+	big := uint64(1)<<63 | 1<<62
+	mustAllow(t, store, req(big+1), true)
+	mustAllow(t, store, req(big+2), true)
+	if err := store.Release(ctx, req(0), big+1); err != nil {
+		t.Fatal(err)
+	}
+	mustAllow(t, store, req(10), true)
+	mustAllow(t, store, req(11), false) // big+2 is still held
 }
 
 // testRangeEnds replays requests whose decisions hinge on the last unit of numbers

@@ -14,6 +14,12 @@
 //
 //   - RunPerIP: the one-line limiter, and that dropping it leaks no goroutine;
 //
+//   - RunLeases: a concurrency lease released exactly once when the handler
+//     ends, on a real server: it returns, panics, hijacks the connection or
+//     streams, the client leaves mid-response, http.TimeoutHandler answers
+//     first; and no lease kept when another policy of the stack, or a nested
+//     limiter, refuses the request (a ServeHandler);
+//
 //   - CheckLayeredExample and BurstThenRefusal: the router examples' programs;
 //
 //   - RunMountedRouteCosts and RunJSONLoginDecoys: route costs under a mounting

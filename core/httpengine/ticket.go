@@ -510,6 +510,7 @@ func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int
 		switch {
 		case lease != 0 || req.Policy.Algorithm() == core.Concurrency || l.refunder == nil:
 		case t.results[i].Unenforced: // admitted without being counted: nothing to refund
+		case !t.results[i].Allowed: // refused within an admitted decision (a rule only a shadow Limiter declares): never charged
 		case how == giveBackAll:
 			refund = req.EffectiveCost()
 		case how == giveBackSettled:

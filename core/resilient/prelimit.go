@@ -19,9 +19,10 @@ const preLimitShards = 16
 // r has passed (admissions elsewhere only spend more, and time only recovers it), so
 // requests of at least cost c are refused until then, with the time that is left.
 // Concurrency policies are never remembered: their leases can be released early.
-// Two things can make the shared store admit sooner, and the pre-limiter does not see
-// them: a refund (core.Refunder) of that key, and a policy whose parameters changed
-// under the same name (a new ID, so the entry no longer matches).
+// Two things can make the shared store admit sooner: a refund (core.Refunder) of that
+// key, after which this store's Refund forgets the key (a refund through another
+// replica, the pre-limiter does not see), and a policy whose parameters changed under
+// the same name (a new ID, so the entry no longer matches).
 //
 // Memory is bounded: at most maxKeys entries, each dropped when its time has passed;
 // a refusal that finds its shard full of live entries is not remembered.
@@ -106,6 +107,19 @@ func (p *preLimiter) remember(req *core.Request, res *core.Result, now int64) {
 	if len(sh.entries) == 1 || e.until < sh.earliest {
 		sh.earliest = e.until
 	}
+}
+
+// forget drops what the pre-limiter remembers of req's key: a refund may have made
+// the shared store admit what it refused.
+func (p *preLimiter) forget(req *core.Request) {
+	if p == nil || req.Policy.Algorithm() == core.Concurrency {
+		return
+	}
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := p.shard(k)
+	sh.mu.Lock()
+	delete(sh.entries, k)
+	sh.mu.Unlock()
 }
 
 // sweep drops the entries whose time has passed and reports whether any was. Requires sh.mu.

@@ -29,6 +29,9 @@ var _ core.Refunder = (*Store)(nil)
 // and the error says so, wrapping core.ErrStoreUnavailable: the charge stays, so a
 // lost refund can only make the store admit less, never more.
 //
+// The pre-limiter forgets req's key: a refused request of the key is decided by the
+// shared store again, which the refund may have made admit it.
+//
 // chargedAt is the Result.DecidedAt of the admission: the shared store's instant
 // when it charged the request. A result decided in process memory (Local mode, or a
 // slow call decided from the last answer) has none, because its cost is paid to the
@@ -45,6 +48,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	if !ok {
 		return fmt.Errorf("%w: policy %q", ErrNoRefund, req.Policy.Name())
 	}
+	s.pre.forget(&req) // the refund may make the shared store admit what it refused
 	start, now := s.instant()
 	given := s.refundInMemory(ctx, &req, now)
 	if given == req.EffectiveCost() {

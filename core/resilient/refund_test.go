@@ -136,3 +136,30 @@ func TestRefundOfALocalDecisionTakesNothingFromASharedWindow(t *testing.T) {
 		t.Fatalf("the shared window after the refund: %+v, %v; want remaining 6 (3 counted before the outage, and this 1)", res, err)
 	}
 }
+
+// A refund can make the shared store admit what it refused: the pre-limiter, which
+// refuses only what the shared store would, forgets the key's refusal, and the next
+// decision is the shared store's. (A merged HTTP decision refused beside an outer
+// charge gives the charge back and decides again at the whole cost: it was answered
+// from the refusal remembered before the refund, with the Remaining of before.)
+func TestRefundForgetsThePreLimitersRefusal(t *testing.T) {
+	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
+	r := newRig(t)
+	ctx := context.Background()
+	charge, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 7})
+	if err != nil || !charge.Allowed {
+		t.Fatalf("charge 7: %+v %v", charge, err)
+	}
+	if res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 4}); err != nil || res.Allowed || res.Remaining != 3 {
+		t.Fatalf("cost 4 of the 3 left: %+v %v, want refused", res, err)
+	}
+	if err := r.store.Refund(ctx, core.Request{Policy: p, Key: "k", Cost: 1}, charge.DecidedAt); err != nil {
+		t.Fatalf("refund: %v", err)
+	}
+	calls := r.shared.calls.Load()
+	res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 5})
+	if err != nil || res.Allowed || res.Remaining != 4 || r.shared.calls.Load() != calls+1 {
+		t.Fatalf("cost 5 of the 4 left after the refund: %+v %v (%d calls), want the shared store's refusal, 4 left",
+			res, err, r.shared.calls.Load()-calls)
+	}
+}

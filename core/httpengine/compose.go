@@ -46,7 +46,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	// observed marks the entries only a Limiter in shadow mode declares, where the
 	// other enforces: they are decided, and never refuse the request.
 	observed := make([]bool, 0, n)
-	undo := make([]int, 0, n) // prev's requests whose charge must be given back if the merge is admitted
+	undo := make([]int, 0, n) // prev's requests the inner declarations replace: their charges are given back
 	taken := make([]bool, len(own))
 	// The settle function of a policy is the one of the innermost Limiter that
 	// declares the policy and has one.
@@ -89,33 +89,24 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 
 	// Decide what is left to charge: the new policies, and the difference of those
 	// prev charged at a lower cost.
-	decided := make([]int, 0, n)
-	asked := make([]core.Request, 0, n)
-	for e := range reqs {
-		req := reqs[e]
-		switch {
-		case held[e] == 0:
-		case req.Policy.Algorithm() == core.Concurrency:
-			continue // prev holds the lease
-		case req.EffectiveCost() > held[e]:
-			req.Cost = req.EffectiveCost() - held[e]
-		default:
-			continue
-		}
-		decided, asked = append(decided, e), append(asked, req)
+	decided, allowed, err := l.decideMerged(ctx, reqs, held, observed, results, prev.shadow != t.shadow)
+	if err != nil {
+		return err
 	}
-	allowed := true
-	if len(asked) > 0 {
-		answers := make([]core.Result, len(asked))
-		var err error
-		if allowed, err = l.decideAll(ctx, asked, answers); err == nil && !allowed && prev.shadow != t.shadow {
-			allowed, err = l.withoutObservedRefusals(ctx, asked, answers, decided, observed)
-		}
-		if err != nil {
-			return err
-		}
-		for k, e := range decided {
-			results[e] = answers[k]
+	if !allowed && prev.allowed && l.refunder != nil && (holdsAny(held) || len(undo) > 0) {
+		// Refused beside prev's charges: give them all back, and decide the merged
+		// rules again as one decision at their whole costs. Its answer is the one a
+		// single Limiter declaring them would give: the fields and Retry-After of the
+		// whole cost, not those of a difference beside a charge since given back (a
+		// sliding window's retry was refused again; a bucket's t was the charge's).
+		givenBack := l.giveBackHeld(t, prev, held, from, undo)
+		clear(held)
+		undo = undo[:0]
+		prev.finished = true // nothing of it is left to give back, should the second decision fail
+		if givenBack {
+			if decided, allowed, err = l.decideMerged(ctx, reqs, held, observed, results, prev.shadow != t.shadow); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -127,11 +118,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	}
 	for e := range reqs {
 		i := from[e]
-		givenBack := held[e] > 0 && (l.refunder != nil || reqs[e].Policy.Algorithm() == core.Concurrency)
 		if isDecided[e] {
 			switch {
-			case !allowed && givenBack:
-				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
 			case observed[e]:
 				results[e].Delay = 0 // only a shadow Limiter declares it: it never makes anyone wait
 			case allowed && held[e] > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
@@ -148,20 +136,19 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		if i < 0 {
 			continue
 		}
-		res := prev.results[i] // held[e] > 0: the entry was not decided again
+		res := prev.results[i] // not decided again: prev's admission, or the answer of a refused one
 		switch {
 		case !allowed:
-			res.Allowed, res.RetryAfter, res.Lease = false, 0, 0
-			if givenBack { // below
-				res.Remaining = min(res.Limit, res.Remaining+held[e])
-				if res.Remaining == res.Limit {
-					res.ResetAfter = 0
-				}
+			// Left charged when the store cannot refund (or failed to): only a lease
+			// is still to give back, on a store that cannot refund.
+			res.Allowed, res.RetryAfter = false, 0
+			if held[e] > 0 && res.Lease != 0 && l.giveBackOne(t, prev, i, held[e]) {
+				earnedBack(&reqs[e].Policy, &res, 1)
 			}
 		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
 			excess := held[e] - reqs[e].EffectiveCost()
 			if l.giveBackOne(t, prev, i, excess) {
-				res.Remaining = min(res.Limit, res.Remaining+excess)
+				earnedBack(&reqs[e].Policy, &res, excess)
 			}
 		}
 		// A carried slot's wait is over when prev's adapter served it. A Limiter in
@@ -172,19 +159,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 		results[e] = res
 	}
-	if allowed {
-		for _, i := range undo {
-			l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
-		}
-	} else if prev.allowed {
-		for e, i := range from {
-			if i >= 0 && held[e] > 0 && l.giveBackOne(t, prev, i, held[e]) && isDecided[e] {
-				l.slidingRetryAfter(ctx, t, &reqs[e], &results[e])
-			}
-		}
-		for _, i := range undo {
-			l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
-		}
+	for _, i := range undo { // admitted or not, the inner declarations replaced them
+		l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
 	}
 
 	t.reqs, t.results, t.mergedSettlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
@@ -200,27 +176,88 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	return nil
 }
 
-// slidingRetryAfter sets the wait of res, the refusal of a sliding-window rule
-// decided as the difference beside an outer charge that has since been given back,
-// to that of the rule at its whole cost: a sliding window's estimate weighs the
-// previous window, and the retry charges both layers anew, so the difference's wait
-// was short (79 s where one decision at the whole cost said 89 s, and a retry after
-// 79 s was refused again: TestSlidingWindowRetryAfterOfALayeredWeight). The other
-// algorithms' differences wait exactly as long, and are not asked again. A refusal
-// charges nothing; an admission, should time have moved on, is given back at once.
-func (l *Limiter) slidingRetryAfter(ctx context.Context, t *Ticket, req *core.Request, res *core.Result) {
-	if req.Policy.Algorithm() != core.SlidingWindow || !refused(res) {
-		return
+// decideMerged decides the merged requests that prev's charges do not cover (held:
+// what prev charged for each), all-or-nothing, into results: a request prev did
+// not charge at its whole cost, one prev charged less at the difference. With
+// mixed, where one Limiter is in shadow mode and the other enforces, a refusal by
+// the observed rules alone (withoutObservedRefusals) does not refuse. It returns
+// the indexes it decided and whether the decision admits.
+func (l *Limiter) decideMerged(ctx context.Context, reqs []core.Request, held []int64, observed []bool, results []core.Result, mixed bool) ([]int, bool, error) {
+	decided := make([]int, 0, len(reqs))
+	asked := make([]core.Request, 0, len(reqs))
+	for e := range reqs {
+		req := reqs[e]
+		switch {
+		case held[e] == 0:
+		case req.Policy.Algorithm() == core.Concurrency:
+			continue // prev holds the lease
+		case req.EffectiveCost() > held[e]:
+			req.Cost = req.EffectiveCost() - held[e]
+		default:
+			continue
+		}
+		decided, asked = append(decided, e), append(asked, req)
 	}
-	whole, err := l.store.Decide(ctx, *req)
-	switch {
-	case err != nil:
-		t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: policy %q: %w", ErrStore, req.Policy.Name(), err))
-	case !whole.Allowed:
-		res.RetryAfter = max(res.RetryAfter, whole.RetryAfter)
-	case !whole.Unenforced: // admitted, and counted
-		if err := l.refunder.Refund(ctx, *req, whole.DecidedAt); err != nil {
-			t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+	if len(asked) == 0 {
+		return decided, true, nil
+	}
+	answers := make([]core.Result, len(asked))
+	allowed, err := l.decideAll(ctx, asked, answers)
+	if err == nil && !allowed && mixed {
+		allowed, err = l.withoutObservedRefusals(ctx, asked, answers, decided, observed)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	for k, e := range decided {
+		results[e] = answers[k]
+	}
+	return decided, allowed, nil
+}
+
+// giveBackHeld gives back everything prev charged for the merged requests (held,
+// by the entry from prev.reqs each comes from) and for those the inner
+// declarations replaced (undo). It reports whether the store took all of it back.
+func (l *Limiter) giveBackHeld(t, prev *Ticket, held []int64, from []int, undo []int) bool {
+	all := true
+	for e, i := range from {
+		if i >= 0 && held[e] > 0 && !l.giveBackOne(t, prev, i, held[e]) {
+			all = false
+		}
+	}
+	for _, i := range undo {
+		if amount := heldBy(&prev.reqs[i], &prev.results[i]); amount > 0 && !l.giveBackOne(t, prev, i, amount) {
+			all = false
+		}
+	}
+	return all
+}
+
+// holdsAny reports whether prev charged anything for the merged requests.
+func holdsAny(held []int64) bool {
+	for _, h := range held {
+		if h > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// earnedBack updates res, an admission of a policy p, for amount of its charge
+// given back: Remaining grows by it, and a bucket is full again sooner by the time
+// it takes to earn amount (rounded down to the millisecond, so never sooner than
+// the store would say). A window's count still holds the rest of the charge, so
+// when it ends is unchanged; a concurrency policy's lease is gone.
+func earnedBack(p *core.Policy, res *core.Result, amount int64) {
+	res.Remaining = min(res.Limit, res.Remaining+amount)
+	switch p.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+		earn := time.Duration(amount*p.TokenUnit()/p.RefillPerMilli()) * time.Millisecond
+		res.ResetAfter = max(0, res.ResetAfter-earn)
+	case core.Concurrency:
+		res.Lease = 0
+		if res.Remaining == res.Limit {
+			res.ResetAfter = 0
 		}
 	}
 }

@@ -1,0 +1,167 @@
+package httpengine_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
+)
+
+// through drives one request through limiters nested outermost first, on one
+// response, as adapters do. An admitted layer's leaky-bucket wait is served by
+// moving clock on (the store's clock), so the next layer decides when the adapter
+// would let it; the request's total wait is returned with the response.
+func through(clock *storetest.Clock, r *http.Request, limiters ...*httpengine.Limiter) (*httptest.ResponseRecorder, time.Duration) {
+	w := httptest.NewRecorder()
+	var waited time.Duration
+	var step func(r *http.Request, i int)
+	step = func(r *http.Request, i int) {
+		if i == len(limiters) {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		tk := limiters[i].Start(r, w.Header())
+		switch tk.Disposition() {
+		case httpengine.Skipped:
+			step(r, i+1)
+			return
+		case httpengine.Denied:
+			httpengine.WriteDenial(w, tk.Denial())
+			tk.Finish(http.StatusTooManyRequests, true)
+			return
+		case httpengine.Failed:
+			httpengine.WriteError(w, tk.Err())
+			tk.Finish(0, true)
+			return
+		}
+		waited += tk.Delay()
+		clock.Advance(tk.Delay())
+		defer func() { tk.Finish(w.Code, true) }()
+		step(tk.Request(), i+1)
+	}
+	step(r, 0)
+	return w, waited
+}
+
+// answer is what a client sees of a response: its status, rate-limit fields,
+// Retry-After and how long it waited. The RateLimit field of a request that
+// waited is left out: a layered request's inner limiter writes it after the outer
+// one's wait, when the queue has moved on, and one decision writes it before.
+func answer(w *httptest.ResponseRecorder, waited time.Duration) string {
+	rateLimit := fmt.Sprintf("%q", w.Header().Values("RateLimit"))
+	if waited > 0 {
+		rateLimit = "(after a wait)"
+	}
+	return fmt.Sprintf("%d RateLimit %s RateLimit-Policy %q Retry-After %q waited %v", w.Code,
+		rateLimit, w.Header().Values("RateLimit-Policy"), w.Header().Values("Retry-After"), waited)
+}
+
+// eachAlgorithm is a policy "api" of 10 a minute per algorithm (bursts of 10).
+func eachAlgorithm() []core.Policy {
+	var policies []core.Policy
+	for _, a := range []core.Algorithm{core.TokenBucket, core.GCRA, core.FixedWindow, core.SlidingLog, core.SlidingWindow, core.LeakyBucket} {
+		policies = append(policies, core.MustPolicy("api", a, core.PerMinute(10)))
+	}
+	return policies
+}
+
+// sameAsOneDecision plays script (a request for each 0, a clock move otherwise)
+// twice: through single, a Limiter alone, and through layered, the same rules
+// under outer Limiters on the same store, and requires the same answers: one
+// decision per request, charged once at the innermost declared cost.
+func sameAsOneDecision(t *testing.T, single func(core.Store) []*httpengine.Limiter, layered func(core.Store) []*httpengine.Limiter, script []time.Duration) {
+	t.Helper()
+	oneStore, oneClock := newStore(t)
+	layerStore, layerClock := newStore(t)
+	one, layers := single(oneStore), layered(layerStore)
+	for i, d := range script {
+		if d != 0 {
+			oneClock.Advance(d)
+			layerClock.Advance(d)
+			continue
+		}
+		want := answer(through(oneClock, request("192.0.2.1:1"), one...))
+		got := answer(through(layerClock, request("192.0.2.1:1"), layers...))
+		if got != want {
+			t.Fatalf("step %d:\n layered %s\n one     %s", i, got, want)
+		}
+	}
+}
+
+// An app-wide cost above the route's, for the same policy and key: the request is
+// charged the route's cost, and its fields (r and t) and Retry-After are those of
+// one decision at that cost, admitted or refused by another policy of the route,
+// on every algorithm. (The app-wide limiter refuses on its own when its own cost
+// does not fit: the script keeps at least 3 in the bucket. An app-wide leaky
+// bucket makes a request wait before the route refuses it: the script leaves the
+// queue empty before each refusal.)
+func TestAppWideCostAboveTheRoutesIsOneDecisionAtTheRoutes(t *testing.T) {
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(3))
+	s := 6 * time.Second
+	script := []time.Duration{0, s, 0, s, 0, s, 0, s, 0, 61 * time.Second, 0, s, 0, time.Second, 0}
+	for _, api := range eachAlgorithm() {
+		t.Run(string(api.Algorithm()), func(t *testing.T) {
+			route := func(store core.Store) *httpengine.Limiter {
+				return httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(gate, peerKey)))
+			}
+			sameAsOneDecision(t,
+				func(store core.Store) []*httpengine.Limiter { return []*httpengine.Limiter{route(store)} },
+				func(store core.Store) []*httpengine.Limiter {
+					return []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(3)), route(store)}
+				}, script)
+		})
+	}
+}
+
+// A route's cost above the app-wide one, for the same policy and key: admitted or
+// refused by the route, the answers are those of one decision at the route's
+// cost. (The app-wide limiter refuses on its own, at its own cost, once not even
+// that fits: the script keeps at least 1 in the bucket.)
+func TestRouteCostAboveTheAppWideIsOneDecisionAtTheRoutes(t *testing.T) {
+	script := []time.Duration{0, 0, 0, 20 * time.Second, 0, 0, 45 * time.Second, 0, 0}
+	for _, api := range eachAlgorithm() {
+		t.Run(string(api.Algorithm()), func(t *testing.T) {
+			route := func(store core.Store) *httpengine.Limiter {
+				return httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(4))
+			}
+			sameAsOneDecision(t,
+				func(store core.Store) []*httpengine.Limiter { return []*httpengine.Limiter{route(store)} },
+				func(store core.Store) []*httpengine.Limiter {
+					return []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, peerKey)), route(store)}
+				}, script)
+		})
+	}
+}
+
+// An app-wide leaky bucket makes an admitted request wait its slot before the
+// route decides; when the route's own policy then refuses, the slot is given back:
+// the next request queues where the refused one would have.
+func TestAppWideQueueSlotOfARouteRefusalIsGivenBack(t *testing.T) {
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(3))
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(1))
+	store, clock := newStore(t)
+	app := httpengine.Must(store, httpengine.Limit(queue, peerKey))
+	route := httpengine.Must(store, httpengine.Limit(gate, peerKey))
+	if w, waited := through(clock, request("192.0.2.1:1"), app, route); w.Code != http.StatusOK || waited != 0 {
+		t.Fatalf("first: %s", answer(w, waited))
+	}
+	// Two requests at once: the first's slot is taken, the second waits a second
+	// for its own, then the route refuses it.
+	w, waited := through(clock, request("192.0.2.1:1"), app, route)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "59" || waited != time.Second {
+		t.Fatalf("refused by the route: %s; want 429 after its 1s wait, Retry-After 59", answer(w, waited))
+	}
+	if got := w.Header().Get("RateLimit"); got != `"queue";r=3;t=0, "gate";r=0;t=59` {
+		t.Fatalf("refused by the route: RateLimit %q, want the queue as the refusal left it (idle)", got)
+	}
+	// One second on, the first request's slot is over: with the refused request's
+	// slot given back, the queue is empty.
+	if w, waited := through(clock, request("192.0.2.1:1"), app); w.Code != http.StatusOK || waited != 0 {
+		t.Fatalf("after the refusal: %s; want 200 at once, the refused slot given back", answer(w, waited))
+	}
+}

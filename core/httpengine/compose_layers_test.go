@@ -165,3 +165,35 @@ func TestAppWideQueueSlotOfARouteRefusalIsGivenBack(t *testing.T) {
 		t.Fatalf("after the refusal: %s; want 200 at once, the refused slot given back", answer(w, waited))
 	}
 }
+
+// A leaky bucket declared at two levels, cost 1 app-wide and 3 on the route: when
+// others fill the queue between a request's two charges, the route's difference
+// does not fit beside the app-wide slot. One decision at cost 3 fits, as it
+// would have before them: the request gives its slot back and is decided again,
+// admitted at the queue's end, and charged once.
+func TestLeakyBucketRefusedBesideItsSlotIsDecidedAgain(t *testing.T) {
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(3))
+	store, _ := newStore(t)
+	app := httpengine.Must(store, httpengine.Limit(queue, peerKey))
+	route := httpengine.Must(store, httpengine.Limit(queue, peerKey), httpengine.WithCost(3))
+	h := make(http.Header)
+	first := app.Start(request("192.0.2.1:1"), h) // the head of the queue: 1 unit
+	if first.Disposition() != httpengine.Admitted {
+		t.Fatalf("first, app-wide: %v", first.Disposition())
+	}
+	// Another request passes both layers meanwhile, and queues 3 units behind it.
+	// (The store's clock stands still: the other's wait is served on a clock of its own.)
+	if w, _ := through(storetest.NewClock(), request("192.0.2.1:1"), app, route); w.Code != http.StatusOK {
+		t.Fatalf("the other request: %d", w.Code)
+	}
+	tk := route.Start(first.Request(), h)
+	if tk.Disposition() != httpengine.Admitted || tk.Delay() != 3*time.Second {
+		t.Fatalf("first, on the route: %v after %v, want admitted after the other's 3s", tk.Disposition(), tk.Delay())
+	}
+	tk.Finish(http.StatusOK, true)
+	first.Finish(http.StatusOK, true)
+	// The queue holds 6 units, 6 s of service: each request charged 3, once.
+	if res := probe(t, store, queue, 1); res.Allowed || res.ResetAfter != 6*time.Second {
+		t.Fatalf("the queue after both: %+v, want 6s of it queued, this probe refused", res)
+	}
+}

@@ -160,6 +160,23 @@ func RunComposition(t *testing.T, build Build) {
 		run(t, h, []step{{path: "/y", code: 200, rateLimit: `"api";r=9;t=60`}})
 	})
 
+	t.Run("an app-wide concurrency lease is released by a route's refusal", func(t *testing.T) {
+		store := newStore(t)
+		slots := core.MustConcurrencyPolicy("slots", 1, time.Minute)
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(slots, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key))},
+		})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"slots";r=0;t=60, "route";r=0;t=60`},
+			// The route refuses: the one slot is free again (r=1), and stays free.
+			{path: "/x", code: 429, rateLimit: `"slots";r=1;t=0, "route";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"slots";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"slots";r=0;t=60`},
+		})
+	})
+
 	t.Run("stack under an app-wide limit", func(t *testing.T) {
 		store := newStore(t)
 		account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(2))

@@ -17,8 +17,10 @@ import (
 // in closures). A Limiter that finds an admitted decision of the same store in
 // the request's scope merges its own rules into it:
 //
-//   - a policy both declare is charged once, at the inner declaration's key and
-//     cost: the inner Limiter charges only the difference (or refunds the excess);
+//   - a policy both declare for the same key is charged once, at the inner
+//     declaration's cost: the inner Limiter charges only the difference (or
+//     refunds the excess). Declared under different keys, it is two buckets,
+//     both charged (decideInTurns), and listed once in the fields (shownFor);
 //   - the merged rules decide all-or-nothing: when the inner rules are refused,
 //     what the outer Limiter charged is given back (refunded, leases released),
 //     so a refusal by a route's policy spends nothing of the app-wide one. Rules
@@ -59,7 +61,9 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		req := *p
 		var charged int64
 		by := prev.settlerOf(i)
-		j := indexOfPolicy(own, p.Policy.Name())
+		// The same policy under another key is another bucket, charged beside
+		// this one: the inner declaration replaces prev's only for the same key.
+		j := indexOfRule(own, p)
 		declared := j >= 0
 		if declared {
 			taken[j] = true
@@ -67,8 +71,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			if settler != nil {
 				by = settler
 			}
-			if prev.allowed && (req.Key != p.Key || req.Policy.ID() != p.Policy.ID()) {
-				undo = append(undo, i) // the inner declaration replaces the outer one
+			if prev.allowed && req.Policy.ID() != p.Policy.ID() {
+				undo = append(undo, i) // the inner declaration (another plan, say) replaces the outer one
 			} else if prev.allowed {
 				charged = heldBy(p, &prev.results[i])
 			}
@@ -268,10 +272,102 @@ func (l *Limiter) decideAll(ctx context.Context, reqs []core.Request, results []
 		results[0], err = l.store.Decide(ctx, reqs[0])
 		return results[0].Allowed, err
 	}
+	if repeatsPolicy(reqs) {
+		return l.decideInTurns(ctx, reqs, results)
+	}
 	if err = core.CheckStack(reqs, results); err != nil {
 		return false, fmt.Errorf("httplimit: merged decision: %w", err)
 	}
 	return l.store.DecideStack(ctx, reqs, results)
+}
+
+// decideInTurns decides reqs, where a policy appears under several keys (declared
+// at two levels with different key functions), all-or-nothing: a store's stack
+// names each policy once, so each turn is a stack of the requests not decided yet,
+// one per policy. When a turn refuses, every turn is still decided, for its fields,
+// and those that admitted are given back.
+func (l *Limiter) decideInTurns(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+	turn := make([]int, len(reqs)) // the turn of each request: one per earlier request of its policy
+	turns := 0
+	for i := range reqs {
+		for j := range i {
+			if reqs[j].Policy.Name() == reqs[i].Policy.Name() {
+				turn[i]++
+			}
+		}
+		turns = max(turns, turn[i]+1)
+	}
+	var asked []core.Request
+	var answers []core.Result
+	var at []int
+	allowed := true
+	admitted := make([]bool, turns)
+	for k := range turns {
+		asked, answers, at = asked[:0], answers[:0], at[:0]
+		for i := range reqs {
+			if turn[i] == k {
+				asked, answers, at = append(asked, reqs[i]), append(answers, core.Result{}), append(at, i)
+			}
+		}
+		ok, err := l.decideAll(ctx, asked, answers)
+		if err != nil {
+			l.cancelTurns(ctx, reqs, results, turn, admitted)
+			return false, err
+		}
+		for m, i := range at {
+			results[i] = answers[m]
+		}
+		admitted[k], allowed = ok, allowed && ok
+	}
+	if !allowed {
+		if err := l.cancelTurns(ctx, reqs, results, turn, admitted); err != nil {
+			return false, err
+		}
+	}
+	return allowed, nil
+}
+
+// cancelTurns gives back the requests of the admitted turns, which a refused (or
+// failed) decision in turns does not keep, and marks their results uncharged.
+func (l *Limiter) cancelTurns(ctx context.Context, reqs []core.Request, results []core.Result, turn []int, admitted []bool) error {
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
+	defer stop()
+	var failed error
+	for i := range reqs {
+		res := &results[i]
+		amount := heldBy(&reqs[i], res)
+		if !admitted[turn[i]] || amount == 0 {
+			continue
+		}
+		var err error
+		switch {
+		case res.Lease != 0:
+			err = l.store.Release(ctx, reqs[i], res.Lease)
+		case l.refunder != nil:
+			err = l.refunder.Refund(ctx, core.Request{Policy: reqs[i].Policy, Key: reqs[i].Key, Cost: amount}, res.DecidedAt)
+		default:
+			continue // a store that cannot refund keeps the charge
+		}
+		if err != nil {
+			failed = fmt.Errorf("%w: give back policy %q: %w", ErrStore, reqs[i].Policy.Name(), err)
+			continue
+		}
+		res.Allowed, res.Delay = false, 0
+		earnedBack(&reqs[i].Policy, res, amount)
+	}
+	return failed
+}
+
+// repeatsPolicy reports whether two of reqs name the same policy.
+func repeatsPolicy(reqs []core.Request) bool {
+	for i := range reqs {
+		for j := range i {
+			if reqs[j].Policy.Name() == reqs[i].Policy.Name() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // withoutObservedRefusals decides asked again without its observed rules (those only
@@ -349,6 +445,16 @@ func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
 		return false
 	}
 	return true
+}
+
+// indexOfRule is the index of the request of req's policy (by name) and key, or -1.
+func indexOfRule(reqs []core.Request, req *core.Request) int {
+	for i := range reqs {
+		if reqs[i].Policy.Name() == req.Policy.Name() && reqs[i].Key == req.Key {
+			return i
+		}
+	}
+	return -1
 }
 
 // indexOfPolicy is the index of the request of the named policy, or -1.

@@ -162,16 +162,43 @@ func appendLayers(buf []byte, others []*Ticket, t *Ticket, results bool) []byte 
 // separating ", " when buf holds members already.
 func appendMembers(buf []byte, t *Ticket, results bool) []byte {
 	for i := range t.reqs {
+		k := i
+		if t.merged {
+			if k = shownFor(t, i); k < 0 {
+				continue
+			}
+		}
 		if len(buf) > 0 {
 			buf = append(buf, ", "...)
 		}
 		if results {
-			buf = rateLimitMember(buf, &t.results[i], &t.reqs[i].Policy)
+			buf = rateLimitMember(buf, &t.results[k], &t.reqs[k].Policy)
 		} else {
-			buf = policyMember(buf, &t.reqs[i].Policy)
+			buf = policyMember(buf, &t.reqs[k].Policy)
 		}
 	}
 	return buf
+}
+
+// shownFor is the request whose members stand for the policy of t's i-th request,
+// listed where the policy first appears, or -1 where it appears again: a merged
+// decision may charge a policy under several keys (declared at two levels with
+// different key functions), and the fields list each policy once, as the bucket
+// that constrains the client most.
+func shownFor(t *Ticket, i int) int {
+	name := t.reqs[i].Policy.Name()
+	for j := range i {
+		if t.reqs[j].Policy.Name() == name {
+			return -1
+		}
+	}
+	k := i
+	for j := i + 1; j < len(t.reqs); j++ {
+		if t.reqs[j].Policy.Name() == name && moreRestrictive(&t.results[k], &t.results[j]) != &t.results[k] {
+			k = j
+		}
+	}
+	return k
 }
 
 // moreRestrictive is whichever of a and b constrains the client more, a on a tie

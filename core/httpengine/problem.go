@@ -40,11 +40,22 @@ type Denial struct {
 func (d *Denial) Violated() []string {
 	var names []string
 	for i := range d.Results {
-		if refused(&d.Results[i]) {
+		if refused(&d.Results[i]) && !refusedBefore(d.Results, i) {
 			names = append(names, d.Results[i].Policy)
 		}
 	}
 	return names
+}
+
+// refusedBefore reports whether a result before the i-th refused for the same
+// policy (one policy charged under two keys, in a merged decision).
+func refusedBefore(results []core.Result, i int) bool {
+	for j := range i {
+		if results[j].Policy == results[i].Policy && refused(&results[j]) {
+			return true
+		}
+	}
+	return false
 }
 
 // SetContentType sets h's Content-Type to ProblemContentType, for a deny handler
@@ -77,7 +88,7 @@ func (d *Denial) Problem() []byte {
 	b = append(b, `,"violated_policies":[`...)
 	first := true
 	for i := range d.Results {
-		if !refused(&d.Results[i]) {
+		if !refused(&d.Results[i]) || refusedBefore(d.Results, i) {
 			continue
 		}
 		if !first {

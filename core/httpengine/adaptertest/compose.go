@@ -177,6 +177,27 @@ func RunComposition(t *testing.T, build Build) {
 		})
 	})
 
+	t.Run("the same policy under two keys charges both, all-or-nothing", func(t *testing.T) {
+		// App-wide, "api" per client address; on the route, "api" per account at
+		// cost 5. Two buckets: the address's is charged 1 by every request, the
+		// account's 5 by each on the route; a refusal by either charges neither.
+		// The fields list "api" once, as the bucket nearer its limit.
+		store := newStore(t)
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, valueHeader), httpengine.WithCost(5))},
+		})
+		run(t, h, []step{
+			{path: "/x", value: "alice", code: 200, rateLimit: `"api";r=5;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/x", value: "alice", code: 200, rateLimit: `"api";r=0;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/x", value: "alice", code: 429, rateLimit: `"api";r=0;t=60`, policy: `"api";q=10;w=60`},
+			// The address's bucket: 10 - 2, the refusal given back, then this one.
+			{path: "/y", code: 200, rateLimit: `"api";r=7;t=60`},
+			{path: "/x", value: "bob", code: 200, rateLimit: `"api";r=5;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=5;t=60`},
+		})
+	})
+
 	t.Run("stack under an app-wide limit", func(t *testing.T) {
 		store := newStore(t)
 		account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(2))

@@ -25,7 +25,8 @@ import (
 //     what the outer Limiter charged is given back (refunded, leases released),
 //     so a refusal by a route's policy spends nothing of the app-wide one. Rules
 //     that only a Limiter in shadow mode declares, merged with an enforcing one,
-//     never refuse nor delay the request (withoutObservedRefusals);
+//     never refuse nor delay the request (withoutObservedRefusals), and a policy
+//     both declare is enforced as the enforcing one declares it;
 //   - the inner Limiter writes the fields of the merged decision, so the response
 //     lists each policy once, and its observers (and the outer one's) see one
 //     event for the request, at its end.
@@ -67,6 +68,16 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		declared := j >= 0
 		if declared {
 			taken[j] = true
+		}
+		switch {
+		case declared && t.shadow && !prev.shadow:
+			// A Limiter in shadow mode never changes what another enforces: the
+			// enforcing declaration stands (a shadow route's trial weight of 4
+			// refused requests the app-wide cost of 1 admitted).
+			if prev.allowed {
+				charged = heldBy(p, &prev.results[i])
+			}
+		case declared:
 			req = own[j]
 			if settler != nil {
 				by = settler
@@ -76,7 +87,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			} else if prev.allowed {
 				charged = heldBy(p, &prev.results[i])
 			}
-		} else if prev.allowed {
+		case prev.allowed:
 			charged = heldBy(p, &prev.results[i])
 		}
 		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)

@@ -198,6 +198,21 @@ func RunComposition(t *testing.T, build Build) {
 		})
 	})
 
+	t.Run("a shadow route weighing an app-wide policy never refuses", func(t *testing.T) {
+		// The route tries out a weight of 4 for "api" in shadow mode: the app
+		// enforces "api" at its own cost, 1, and the trial never refuses.
+		store := newStore(t)
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithCost(4), httpengine.WithShadow())},
+		})
+		steps := []step{}
+		for left := 9; left >= 0; left-- {
+			steps = append(steps, step{path: "/x", code: 200, rateLimit: `"api";r=` + strconv.Itoa(left) + `;t=60`})
+		}
+		run(t, h, append(steps, step{path: "/x", code: 429, rateLimit: `"api";r=0;t=60`}))
+	})
+
 	t.Run("stack under an app-wide limit", func(t *testing.T) {
 		store := newStore(t)
 		account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(2))

@@ -31,6 +31,11 @@ import (
 //     lists each policy once, and its observers (and the outer one's) see one
 //     event for the request, at its end.
 //
+// Limiters on different stores (or one in shadow mode and one enforcing, with no
+// policy in common) decide separately, but still all-or-nothing: a Limiter that
+// refuses gives back what the request's other decisions charged
+// (refuseSeparate), as one that fails to decide does (scope.giveBackOuter).
+//
 // Giving back needs a store that implements core.Refunder (the memory and Redis
 // stores do); on a store without it, what an outer Limiter charged stays charged.
 

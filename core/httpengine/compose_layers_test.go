@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,5 +196,27 @@ func TestLeakyBucketRefusedBesideItsSlotIsDecidedAgain(t *testing.T) {
 	// The queue holds 6 units, 6 s of service: each request charged 3, once.
 	if res := probe(t, store, queue, 1); res.Allowed || res.ResetAfter != 6*time.Second {
 		t.Fatalf("the queue after both: %+v, want 6s of it queued, this probe refused", res)
+	}
+}
+
+// An app-wide policy tried out in shadow mode decides apart from an enforcing
+// route with no policy in common, but counts what enforcing it would: a request
+// the route refuses is given back, and the fields show it so.
+func TestShadowDecisionApartGivesBackARouteRefusal(t *testing.T) {
+	global := core.MustPolicy("global", core.FixedWindow, core.PerMinute(10))
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(1))
+	store, clock := newStore(t)
+	app := httpengine.Must(store, httpengine.Limit(global, peerKey), httpengine.WithShadow())
+	route := httpengine.Must(store, httpengine.Limit(gate, peerKey))
+	for i, want := range []string{
+		`200 RateLimit ["\"global\";r=9;t=60, \"gate\";r=0;t=60"]`,
+		`429 RateLimit ["\"global\";r=9;t=60, \"gate\";r=0;t=60"]`,
+	} {
+		if w, waited := through(clock, request("192.0.2.1:1"), app, route); !strings.HasPrefix(answer(w, waited), want) {
+			t.Fatalf("request %d: %s, want %s", i+1, answer(w, waited), want)
+		}
+	}
+	if res := probe(t, store, global, 1); res.Remaining != 8 {
+		t.Fatalf("global after one admitted request and this probe: %d left, want 8", res.Remaining)
 	}
 }

@@ -91,6 +91,29 @@ func (s *scope) giveBackOuter() {
 	}
 }
 
+// refuseSeparate gives back what others, the request's decisions that a refusing
+// Limiter did not merge with (on other stores, or in shadow mode), charged: as
+// with a merged decision, a refused request spends nothing. Their results then
+// show what they have left, uncharged, for the fields the refusal writes, and
+// their observers see the request uncharged. Requires the scope's lock.
+func refuseSeparate(others []*Ticket) {
+	for _, o := range others {
+		if !o.allowed {
+			continue // a refusal in shadow mode charged nothing
+		}
+		o.finished = true // first: o's Finish must not give back again after a panic in giveBack
+		o.l.giveBack(o, giveBackAll, 0)
+		for i := range o.results {
+			res := &o.results[i]
+			if amount := heldBy(&o.reqs[i], res); amount > 0 && res.Allowed && (res.Lease != 0 || o.l.refunder != nil) {
+				earnedBack(&o.reqs[i].Policy, res, amount)
+			}
+			res.Allowed, res.Delay = false, 0
+		}
+		o.allowed = false
+	}
+}
+
 // Value returns the scope itself for scopeKey, then the router's value for a key
 // it holds, then the parent context's value.
 func (s *scope) Value(key any) any {

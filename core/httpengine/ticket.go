@@ -169,7 +169,11 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		// TimeoutHandler between the layers), and recycles it only once removed.
 		var room [4]*Ticket
 		sc.mu.Lock()
-		l.writeFields(t, h, sc.separate(room[:0]))
+		others := sc.separate(room[:0])
+		if !t.allowed && !t.shadow {
+			refuseSeparate(others)
+		}
+		l.writeFields(t, h, others)
 		sc.mu.Unlock()
 	}
 	switch {

@@ -1,6 +1,7 @@
 package httpengine_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -218,5 +219,34 @@ func TestShadowDecisionApartGivesBackARouteRefusal(t *testing.T) {
 	}
 	if res := probe(t, store, global, 1); res.Remaining != 8 {
 		t.Fatalf("global after one admitted request and this probe: %d left, want 8", res.Remaining)
+	}
+}
+
+// A request whose client leaves while a route's leaky bucket makes it wait never
+// reaches its handler: it spends nothing of an app-wide limiter on another store
+// either, as when the route cannot decide it.
+func TestAWaitEndedEarlySpendsNothingOnAnotherStore(t *testing.T) {
+	peer := core.MustPolicy("peer", core.FixedWindow, core.PerMinute(10))
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(3))
+	peerStore, _ := newStore(t)
+	store, _ := newStore(t)
+	app := httpengine.Must(peerStore, httpengine.Limit(peer, peerKey))
+	route := httpengine.Must(store, httpengine.Limit(queue, peerKey))
+	probe(t, store, queue, 1) // the head of the queue: the route's request waits a second
+	h := make(http.Header)
+	outer := app.Start(request("192.0.2.1:1"), h)
+	ctx, cancel := context.WithCancel(outer.Request().Context())
+	inner := route.Start(outer.Request().WithContext(ctx), h)
+	if inner.Disposition() != httpengine.Admitted || inner.Delay() != time.Second {
+		t.Fatalf("route: %v after %v, want admitted after 1s", inner.Disposition(), inner.Delay())
+	}
+	cancel() // the client leaves
+	if err := inner.Wait(ctx); err == nil {
+		t.Fatal("the wait ended early without an error")
+	}
+	inner.Finish(0, false)
+	outer.Finish(httpengine.StatusClientClosedRequest, true)
+	if res := probe(t, peerStore, peer, 1); res.Remaining != 9 {
+		t.Fatalf("peer after a request that never reached its handler, and this probe: %d left, want 9", res.Remaining)
 	}
 }

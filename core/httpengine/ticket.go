@@ -410,8 +410,9 @@ func (t *Ticket) Delay() time.Duration {
 // the longest of a stack). The wait is bounded by the policy's queue
 // (burst×period/limit): a request that would wait longer was refused at once. When
 // ctx ends first, Wait gives the request's slot and cost back to the store
-// (refunds, when it is a core.Refunder, and releases leases) and returns an error
-// wrapping ctx's: the adapter then returns without running the handler.
+// (refunds, when it is a core.Refunder, and releases leases), and what the
+// request's other decisions charged on theirs, and returns an error wrapping
+// ctx's: the adapter then returns without running the handler.
 func (t *Ticket) Wait(ctx context.Context) error {
 	if t == nil || t.disposition != Admitted || t.delay <= 0 {
 		return nil
@@ -422,8 +423,10 @@ func (t *Ticket) Wait(ctx context.Context) error {
 	case <-timer.C:
 		return nil
 	case <-ctx.Done():
-		t.finished = true // first: Finish must not give back again after a panic in giveBack
-		t.l.giveBack(t, giveBackAll, 0)
+		// The request never reaches its handler: as when a Limiter further in
+		// cannot decide it, it spends nothing, of this decision nor of the
+		// request's others on any store (t is the scope's latest).
+		t.scope.giveBackOuter()
 		return endedEarly(ctx, ctx.Err())
 	}
 }

@@ -113,12 +113,14 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	if err != nil {
 		return err
 	}
-	if !allowed && prev.allowed && l.refunder != nil && (holdsAny(held) || len(undo) > 0) {
-		// Refused beside prev's charges: give them all back, and decide the merged
-		// rules again as one decision at their whole costs. Its answer is the one a
-		// single Limiter declaring them would give: the fields and Retry-After of the
-		// whole cost, not those of a difference beside a charge since given back (a
-		// sliding window's retry was refused again; a bucket's t was the charge's).
+	if !allowed && prev.allowed && l.refunder != nil && refusedBeside(decided, held, results) {
+		// A difference was refused beside prev's charge of its policy: give prev's
+		// charges back, and decide the merged rules again as one decision at their
+		// whole costs. Its answer is the one a single Limiter declaring them would
+		// give: a sliding window's retry at the difference's Retry-After was refused
+		// again, and a leaky bucket admits a request at the queue's end whatever its
+		// cost, where the difference did not fit beside the request's own slot. (A
+		// refusal by a policy prev did not charge is the whole cost's already.)
 		givenBack := l.giveBackHeld(t, prev, held, from, undo)
 		clear(held)
 		undo = undo[:0]
@@ -156,14 +158,14 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		if i < 0 {
 			continue
 		}
-		res := prev.results[i] // not decided again: prev's admission, or the answer of a refused one
+		res := prev.results[i] // not decided again: prev's admission
 		switch {
 		case !allowed:
-			// Left charged when the store cannot refund (or failed to): only a lease
-			// is still to give back, on a store that cannot refund.
-			res.Allowed, res.RetryAfter = false, 0
-			if held[e] > 0 && res.Lease != 0 && l.giveBackOne(t, prev, i, held[e]) {
-				earnedBack(&reqs[e].Policy, &res, 1)
+			res.Allowed, res.RetryAfter = false, 0 // given back below
+			if !prev.shadow {
+				// prev's adapter served the wait before this decision: the queue has
+				// moved on by as much since prev's answer.
+				res.ResetAfter = max(0, res.ResetAfter-res.Delay)
 			}
 		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
 			excess := held[e] - reqs[e].EffectiveCost()
@@ -178,6 +180,15 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 			res.Delay = 0
 		}
 		results[e] = res
+	}
+	if !allowed {
+		// Refused: prev's charges are given back (a store that cannot refund keeps
+		// them, but releases leases), and the results show what is left without them.
+		for e, i := range from {
+			if i >= 0 && held[e] > 0 && l.giveBackOne(t, prev, i, held[e]) {
+				earnedBack(&reqs[e].Policy, &results[e], held[e])
+			}
+		}
 	}
 	for _, i := range undo { // admitted or not, the inner declarations replaced them
 		l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
@@ -253,32 +264,36 @@ func (l *Limiter) giveBackHeld(t, prev *Ticket, held []int64, from []int, undo [
 	return all
 }
 
-// holdsAny reports whether prev charged anything for the merged requests.
-func holdsAny(held []int64) bool {
-	for _, h := range held {
-		if h > 0 {
+// refusedBeside reports whether one of the decided requests refused the difference
+// of a policy beside prev's charge of it (held).
+func refusedBeside(decided []int, held []int64, results []core.Result) bool {
+	for _, e := range decided {
+		if held[e] > 0 && refused(&results[e]) {
 			return true
 		}
 	}
 	return false
 }
 
-// earnedBack updates res, an admission of a policy p, for amount of its charge
-// given back: Remaining grows by it, and a bucket is full again sooner by the time
-// it takes to earn amount (rounded down to the millisecond, so never sooner than
-// the store would say). A window's count still holds the rest of the charge, so
-// when it ends is unchanged; a concurrency policy's lease is gone.
+// earnedBack updates res, a result of a policy p, for amount of a charge given
+// back: Remaining grows by it, and a bucket is full again sooner by the time it
+// takes to earn amount (rounded down to the millisecond, so never sooner than the
+// store would say). A window fully recovered has nothing left to wait for; one
+// that still counts other charges keeps its reset, which is then at most later
+// than the store would say (a sliding log's, when the charge given back was its
+// newest entry). A concurrency policy's lease is gone.
 func earnedBack(p *core.Policy, res *core.Result, amount int64) {
 	res.Remaining = min(res.Limit, res.Remaining+amount)
 	switch p.Algorithm() {
 	case core.TokenBucket, core.GCRA, core.LeakyBucket:
 		earn := time.Duration(amount*p.TokenUnit()/p.RefillPerMilli()) * time.Millisecond
 		res.ResetAfter = max(0, res.ResetAfter-earn)
+		return
 	case core.Concurrency:
 		res.Lease = 0
-		if res.Remaining == res.Limit {
-			res.ResetAfter = 0
-		}
+	}
+	if res.Remaining == res.Limit {
+		res.ResetAfter = 0
 	}
 }
 

@@ -23,7 +23,9 @@ import (
 //     both charged (decideInTurns), and listed once in the fields (shownFor);
 //   - the merged rules decide all-or-nothing: when the inner rules are refused,
 //     what the outer Limiter charged is given back (refunded, leases released),
-//     so a refusal by a route's policy spends nothing of the app-wide one. Rules
+//     so a refusal by a route's policy spends nothing of the app-wide one; a
+//     difference refused beside the outer charge of its policy is decided again at
+//     the whole cost once that charge is given back (refusedBeside). Rules
 //     that only a Limiter in shadow mode declares, merged with an enforcing one,
 //     never refuse nor delay the request (withoutObservedRefusals), and a policy
 //     both declare is enforced as the enforcing one declares it;

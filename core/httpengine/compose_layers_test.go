@@ -125,11 +125,12 @@ func laterResets(got, want string) bool {
 // An app-wide cost above the route's, for the same policy and key: the request is
 // charged the route's cost, and its fields (r and t) and Retry-After are those of
 // one decision at that cost, admitted or refused by another policy of the route,
-// on every algorithm (refused, a sliding log's t may be later: laterResets). (The
-// app-wide limiter refuses on its own when its own cost
-// does not fit: the script keeps at least 3 in the bucket. An app-wide leaky
-// bucket makes a request wait before the route refuses it: the script leaves the
-// queue empty before each refusal.)
+// on every algorithm; refused, a sliding log's t may be later (laterResets).
+//
+// The app-wide limiter refuses on its own when its own cost does not fit: the
+// script keeps at least 3 in the bucket. An app-wide leaky bucket makes a request
+// wait before the route refuses it: the script leaves the queue empty before each
+// refusal.
 func TestAppWideCostAboveTheRoutesIsOneDecisionAtTheRoutes(t *testing.T) {
 	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(3))
 	s := 6 * time.Second

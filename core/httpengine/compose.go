@@ -463,7 +463,7 @@ func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
 	defer cancel()
 	if lease := prev.results[i].Lease; lease != 0 {
 		if err := l.store.Release(ctx, req, lease); err != nil {
-			t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
+			t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
 			return false
 		}
 		prev.results[i].Lease = 0
@@ -474,7 +474,7 @@ func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
 	}
 	req.Cost, req.Lease = amount, 0
 	if err := l.refunder.Refund(ctx, req, prev.results[i].DecidedAt); err != nil {
-		t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+		t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		return false
 	}
 	return true

@@ -95,7 +95,8 @@ func (s *scope) giveBackOuter() {
 // Limiter did not merge with (on other stores, or in shadow mode), charged: as
 // with a merged decision, a refused request spends nothing. Their results then
 // show what they have left, uncharged, for the fields the refusal writes, and
-// their observers see the request uncharged. Requires the scope's lock.
+// their observers see the request uncharged, and what failed to be given back,
+// when each finishes. Requires the scope's lock.
 func refuseSeparate(others []*Ticket) {
 	for _, o := range others {
 		if !o.allowed {

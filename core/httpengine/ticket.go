@@ -65,7 +65,7 @@ type Ticket struct {
 	scope          *scope        // the request's scope, where this ticket is an admitted decision
 	outer          *Ticket       // the request's admitted decision before this one, not finished yet
 	extraObservers []Observer    // observers of absorbed tickets other than the Limiter's own
-	mergeErrors    []error       // what the merge failed to give back of the outer decision, reported at Finish
+	giveBackErrors []error       // what failed to be given back (of t, or of the outer decision it merged), reported at Finish
 	ownReqs        []core.Request
 	ownResults     []core.Result
 	mergedReqs     []core.Request
@@ -165,16 +165,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	if sc == nil {
 		l.writeFields(t, h, nil)
 	} else {
-		// Under the scope's lock: an outer decision's Finish may run now (a
-		// TimeoutHandler between the layers), and recycles it only once removed.
-		var room [4]*Ticket
-		sc.mu.Lock()
-		others := sc.separate(room[:0])
-		if !t.allowed && !t.shadow {
-			refuseSeparate(others)
-		}
-		l.writeFields(t, h, others)
-		sc.mu.Unlock()
+		l.writeFieldsBeside(t, h, sc)
 	}
 	switch {
 	case t.allowed:
@@ -257,6 +248,22 @@ func declareOne(a, b []core.Request) bool {
 		}
 	}
 	return false
+}
+
+// writeFieldsBeside writes the fields of t, decided in scope sc, beside the
+// request's decisions that t did not merge with (see writeFields), which t's
+// refusal gives back (refuseSeparate). Under the scope's lock: an outer
+// decision's Finish may run now (a TimeoutHandler between the layers), and
+// recycles it only once removed.
+func (l *Limiter) writeFieldsBeside(t *Ticket, h http.Header, sc *scope) {
+	var room [4]*Ticket
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	others := sc.separate(room[:0])
+	if !t.allowed && !t.shadow {
+		refuseSeparate(others)
+	}
+	l.writeFields(t, h, others)
 }
 
 // notify tells t's observers about its decision.
@@ -448,7 +455,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 		t.scope.remove(t) // after a merge with t in progress: absorbed is final
 	}
 	if t.absorbed {
-		l.reportMergeErrors(t) // t's leases are the absorbing decision's to give back
+		l.reportGiveBackErrors(t) // t's leases are the absorbing decision's to give back
 		t.reset()
 		l.tickets.Put(t)
 		return
@@ -462,7 +469,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 		}
 		l.giveBack(t, how, status)
 	}
-	l.reportMergeErrors(t)
+	l.reportGiveBackErrors(t)
 	if t.eventDue {
 		l.notify(t)
 	}
@@ -470,11 +477,12 @@ func (t *Ticket) Finish(status int, completed bool) {
 	l.tickets.Put(t)
 }
 
-// reportMergeErrors tells the observer what t's merge failed to give back of the
-// outer decision. Finish calls it once t's own leases are given back, so that an
-// observer that panics leaks none of them.
-func (l *Limiter) reportMergeErrors(t *Ticket) {
-	for _, err := range t.mergeErrors {
+// reportGiveBackErrors tells the observer what failed to be given back of t, or
+// of the outer decision t merged. Finish calls it once t's own leases are given
+// back, so that an observer that panics leaks none of them, and outside the
+// request's scope lock, which a panic would leave held.
+func (l *Limiter) reportGiveBackErrors(t *Ticket) {
+	for _, err := range t.giveBackErrors {
 		l.afterError(t.r, err)
 	}
 }
@@ -490,17 +498,19 @@ const (
 
 // giveBack releases t's concurrency leases and gives back what how says of each
 // rate policy's charge, on a context detached from the (perhaps cancelled)
-// request and bounded by the release timeout. Failures go to the observers.
+// request and bounded by the release timeout. Failures are kept in t, and go to
+// its observers when it finishes (reportGiveBackErrors): a refusal gives back the
+// request's other decisions under the scope's lock.
 func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
 	if t.allowed {
 		l.giveBackFrom(t, how, status, 0)
 	}
 }
 
-// giveBackFrom is giveBack from t's from-th request on. A settle function or an
-// observer that panics (a bug in the application) panics the request, but first
-// the requests after the one it concerned are given back as a panicking handler's
-// are: their leases released, their charges kept.
+// giveBackFrom is giveBack from t's from-th request on. A settle function that
+// panics (a bug in the application) panics the request, but first the requests
+// after the one it concerned are given back as a panicking handler's are: their
+// leases released, their charges kept.
 func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int) {
 	var ctx releaseContext // made on first use: most requests give nothing back
 	i := from
@@ -531,13 +541,13 @@ func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int
 		}
 		if lease != 0 {
 			if err := l.store.Release(ctx.of(t.r, l.releaseTimeout), *req, lease); err != nil {
-				l.afterError(t.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
+				t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
 			}
 			continue
 		}
 		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: refund}
 		if err := l.refunder.Refund(ctx.of(t.r, l.releaseTimeout), give, t.results[i].DecidedAt); err != nil {
-			l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+			t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
 		}
 	}
 }
@@ -626,7 +636,7 @@ func (t *Ticket) reset() {
 		t.next, t.scope, t.outer = nil, nil, nil
 	}
 	t.eventDue, t.absorbed = false, false
-	t.mergeErrors = nil
+	t.giveBackErrors = nil
 	if t.merged {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults

@@ -3,6 +3,7 @@ package httpengine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -54,7 +55,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	held := make([]int64, 0, n) // what prev charged for the entry: a cost, or 1 for a held lease
 	from := make([]int, 0, n)   // the index of the entry in prev.reqs, or -1
 	// observed marks the entries only a Limiter in shadow mode declares, where the
-	// other enforces: they are decided, and never refuse the request.
+	// other enforces (or prev's merge did: prev's observed refusals): they are
+	// decided, and never refuse the request.
 	observed := make([]bool, 0, n)
 	undo := make([]int, 0, n) // prev's requests the inner declarations replace: their charges are given back
 	taken := make([]bool, len(own))
@@ -99,7 +101,8 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)
 		settlers = append(settlers, by)
-		observed = append(observed, prev.shadow && !t.shadow && !declared)
+		observedBefore := prev.allowed && !prev.results[i].Allowed // refused within prev's admitted decision
+		observed = append(observed, (prev.shadow && !t.shadow || observedBefore) && (!declared || t.shadow))
 	}
 	for j := range own {
 		if !taken[j] {
@@ -111,7 +114,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 
 	// Decide what is left to charge: the new policies, and the difference of those
 	// prev charged at a lower cost.
-	decided, allowed, err := l.decideMerged(ctx, reqs, held, observed, results, prev.shadow != t.shadow)
+	decided, allowed, err := l.decideMerged(ctx, reqs, held, observed, results)
 	if err != nil {
 		return err
 	}
@@ -128,7 +131,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		undo = undo[:0]
 		prev.finished = true // nothing of it is left to give back, should the second decision fail
 		if givenBack {
-			if decided, allowed, err = l.decideMerged(ctx, reqs, held, observed, results, prev.shadow != t.shadow); err != nil {
+			if decided, allowed, err = l.decideMerged(ctx, reqs, held, observed, results); err != nil {
 				return err
 			}
 		}
@@ -211,11 +214,10 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 
 // decideMerged decides the merged requests that prev's charges do not cover (held:
 // what prev charged for each), all-or-nothing, into results: a request prev did
-// not charge at its whole cost, one prev charged less at the difference. With
-// mixed, where one Limiter is in shadow mode and the other enforces, a refusal by
-// the observed rules alone (withoutObservedRefusals) does not refuse. It returns
-// the indexes it decided and whether the decision admits.
-func (l *Limiter) decideMerged(ctx context.Context, reqs []core.Request, held []int64, observed []bool, results []core.Result, mixed bool) ([]int, bool, error) {
+// not charge at its whole cost, one prev charged less at the difference. A
+// refusal by the observed rules alone (withoutObservedRefusals) does not refuse.
+// It returns the indexes it decided and whether the decision admits.
+func (l *Limiter) decideMerged(ctx context.Context, reqs []core.Request, held []int64, observed []bool, results []core.Result) ([]int, bool, error) {
 	decided := make([]int, 0, len(reqs))
 	asked := make([]core.Request, 0, len(reqs))
 	for e := range reqs {
@@ -236,7 +238,7 @@ func (l *Limiter) decideMerged(ctx context.Context, reqs []core.Request, held []
 	}
 	answers := make([]core.Result, len(asked))
 	allowed, err := l.decideAll(ctx, asked, answers)
-	if err == nil && !allowed && mixed {
+	if err == nil && !allowed && slices.Contains(observed, true) {
 		allowed, err = l.withoutObservedRefusals(ctx, asked, answers, decided, observed)
 	}
 	if err != nil {
@@ -433,19 +435,17 @@ func (l *Limiter) withoutObservedRefusals(ctx context.Context, asked []core.Requ
 	return allowed, err
 }
 
-// heldBy is what an admitted request holds of its policy: its cost, or 1 for the
-// lease of a concurrency policy (0 when it holds none). A rate policy admitted
-// without being counted (core.Result.Unenforced) holds nothing, so nothing of it
-// is refunded; an unenforced lease is still released, which clears it from the
-// store that granted it.
+// heldBy is what req holds of its policy by its result res: its cost, or 1 for
+// the lease of a concurrency policy. A lease is released even when unenforced,
+// which clears it from the store that granted it. A rate policy holds nothing
+// when it was admitted without being counted (core.Result.Unenforced), or not
+// admitted: refused within an admitted decision (a rule only a shadow Limiter
+// declares), or by a refused one. Nothing of it is given back.
 func heldBy(req *core.Request, res *core.Result) int64 {
-	if req.Policy.Algorithm() == core.Concurrency {
-		if res.Lease != 0 {
-			return 1
-		}
-		return 0
-	}
-	if res.Unenforced {
+	switch {
+	case res.Lease != 0:
+		return 1
+	case req.Policy.Algorithm() == core.Concurrency, res.Unenforced, !res.Allowed:
 		return 0
 	}
 	return req.EffectiveCost()

@@ -209,3 +209,30 @@ func TestAnObservedRefusalIsNeverGivenBack(t *testing.T) {
 		t.Fatalf("after an undecided request: trial admits again within its minute of 1: a refusal it never charged was given back")
 	}
 }
+
+// The same over three layers on one store: an app-wide limiter, a shadow one
+// trying out trial beside the app-wide policy, and a route. The route merges
+// with a decision that holds trial's observed refusal: refused by the route's
+// gate, it gives back nothing of trial, which it never charged; admitted, trial
+// still only observes, and never refuses the request.
+func TestAnObservedRefusalStaysObservedUnderAThirdLayer(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	trial := core.MustPolicy("trial", core.FixedWindow, core.PerMinute(1))
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(2))
+	store, clock := newStore(t)
+	probe(t, store, trial, 1) // trial is spent: it refuses, observed
+	app := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	shadow := httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(trial, peerKey)), httpengine.WithShadow())
+	route := httpengine.Must(store, httpengine.Limit(gate, peerKey))
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		if w, _ := through(clock, request("192.0.2.1:1"), app, shadow, route); w.Code != want {
+			t.Fatalf("request %d: %d (RateLimit %q), want %d", i+1, w.Code, w.Header().Get("RateLimit"), want)
+		}
+	}
+	if res := probe(t, store, trial, 1); res.Allowed {
+		t.Fatalf("trial admits again within its minute of 1: the route's refusal gave back a refusal trial never charged")
+	}
+	if res := probe(t, store, api, 1); res.Remaining != 97 {
+		t.Fatalf("api after two admitted requests and this probe: %d left, want 97", res.Remaining)
+	}
+}

@@ -525,9 +525,8 @@ func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int
 		lease := t.results[i].Lease
 		var refund int64
 		switch {
-		case lease != 0 || req.Policy.Algorithm() == core.Concurrency || l.refunder == nil:
-		case t.results[i].Unenforced: // admitted without being counted: nothing to refund
-		case !t.results[i].Allowed: // refused within an admitted decision (a rule only a shadow Limiter declares): never charged
+		case lease != 0 || l.refunder == nil:
+		case heldBy(req, &t.results[i]) == 0: // not counted (unenforced), or refused within an admitted decision
 		case how == giveBackAll:
 			refund = req.EffectiveCost()
 		case how == giveBackSettled:

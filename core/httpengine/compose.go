@@ -114,7 +114,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 
 	// Decide what is left to charge: the new policies, and the difference of those
 	// prev charged at a lower cost.
-	decided, allowed, err := l.decideMerged(ctx, reqs, held, observed, results)
+	decided, allowed, err := l.decideMerged(ctx, t, reqs, held, observed, results)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		undo = undo[:0]
 		prev.finished = true // nothing of it is left to give back, should the second decision fail
 		if givenBack {
-			if decided, allowed, err = l.decideMerged(ctx, reqs, held, observed, results); err != nil {
+			if decided, allowed, err = l.decideMerged(ctx, t, reqs, held, observed, results); err != nil {
 				return err
 			}
 		}
@@ -217,7 +217,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 // not charge at its whole cost, one prev charged less at the difference. A
 // refusal by the observed rules alone (withoutObservedRefusals) does not refuse.
 // It returns the indexes it decided and whether the decision admits.
-func (l *Limiter) decideMerged(ctx context.Context, reqs []core.Request, held []int64, observed []bool, results []core.Result) ([]int, bool, error) {
+func (l *Limiter) decideMerged(ctx context.Context, t *Ticket, reqs []core.Request, held []int64, observed []bool, results []core.Result) ([]int, bool, error) {
 	decided := make([]int, 0, len(reqs))
 	asked := make([]core.Request, 0, len(reqs))
 	for e := range reqs {
@@ -237,9 +237,9 @@ func (l *Limiter) decideMerged(ctx context.Context, reqs []core.Request, held []
 		return decided, true, nil
 	}
 	answers := make([]core.Result, len(asked))
-	allowed, err := l.decideAll(ctx, asked, answers)
+	allowed, err := l.decideAll(ctx, t, asked, answers)
 	if err == nil && !allowed && slices.Contains(observed, true) {
-		allowed, err = l.withoutObservedRefusals(ctx, asked, answers, decided, observed)
+		allowed, err = l.withoutObservedRefusals(ctx, t, asked, answers, decided, observed)
 	}
 	if err != nil {
 		return nil, false, err
@@ -301,14 +301,15 @@ func earnedBack(p *core.Policy, res *core.Result, amount int64) {
 	}
 }
 
-// decideAll decides reqs, all-or-nothing, into results.
-func (l *Limiter) decideAll(ctx context.Context, reqs []core.Request, results []core.Result) (allowed bool, err error) {
+// decideAll decides reqs, all-or-nothing, into results, for t, the merged
+// decision.
+func (l *Limiter) decideAll(ctx context.Context, t *Ticket, reqs []core.Request, results []core.Result) (allowed bool, err error) {
 	if len(reqs) == 1 {
 		results[0], err = l.store.Decide(ctx, reqs[0])
 		return results[0].Allowed, err
 	}
 	if repeatsPolicy(reqs) {
-		return l.decideInTurns(ctx, reqs, results)
+		return l.decideInTurns(ctx, t, reqs, results)
 	}
 	if err = core.CheckStack(reqs, results); err != nil {
 		return false, fmt.Errorf("httplimit: merged decision: %w", err)
@@ -319,9 +320,11 @@ func (l *Limiter) decideAll(ctx context.Context, reqs []core.Request, results []
 // decideInTurns decides reqs, where a policy appears under several keys (declared
 // at two levels with different key functions), all-or-nothing: a store's stack
 // names each policy once, so each turn is a stack of the requests not decided yet,
-// one per policy. When a turn refuses, every turn is still decided, for its fields,
-// and those that admitted are given back.
-func (l *Limiter) decideInTurns(ctx context.Context, reqs []core.Request, results []core.Result) (bool, error) {
+// one per policy. The first turn that refuses (or fails) ends the decision: the
+// turns before it are given back (uncharge), and the later ones are never asked,
+// so that they charge nothing, even on a store that cannot refund; their results
+// say only that they are not charged.
+func (l *Limiter) decideInTurns(ctx context.Context, t *Ticket, reqs []core.Request, results []core.Result) (bool, error) {
 	turn := make([]int, len(reqs)) // the turn of each request: one per earlier request of its policy
 	turns := 0
 	for i := range reqs {
@@ -335,8 +338,6 @@ func (l *Limiter) decideInTurns(ctx context.Context, reqs []core.Request, result
 	var asked []core.Request
 	var answers []core.Result
 	var at []int
-	allowed := true
-	admitted := make([]bool, turns)
 	for k := range turns {
 		asked, answers, at = asked[:0], answers[:0], at[:0]
 		for i := range reqs {
@@ -344,53 +345,37 @@ func (l *Limiter) decideInTurns(ctx context.Context, reqs []core.Request, result
 				asked, answers, at = append(asked, reqs[i]), append(answers, core.Result{}), append(at, i)
 			}
 		}
-		ok, err := l.decideAll(ctx, asked, answers)
-		if err != nil {
-			l.cancelTurns(ctx, reqs, results, turn, admitted)
-			return false, err
-		}
+		allowed, err := l.decideAll(ctx, t, asked, answers)
 		for m, i := range at {
 			results[i] = answers[m]
 		}
-		admitted[k], allowed = ok, allowed && ok
-	}
-	if !allowed {
-		if err := l.cancelTurns(ctx, reqs, results, turn, admitted); err != nil {
-			return false, err
+		if err == nil && allowed {
+			continue
 		}
+		var rc releaseContext
+		for i := range reqs {
+			switch {
+			case turn[i] < k:
+				l.uncharge(rc.of(t.r, l.releaseTimeout), t, &reqs[i], &results[i])
+			case turn[i] > k:
+				results[i] = core.Result{Policy: reqs[i].Policy.Name(), Limit: reqs[i].Policy.Capacity()}
+			}
+		}
+		rc.end()
+		return false, err
 	}
-	return allowed, nil
+	return true, nil
 }
 
-// cancelTurns gives back the requests of the admitted turns, which a refused (or
-// failed) decision in turns does not keep, and marks their results uncharged.
-func (l *Limiter) cancelTurns(ctx context.Context, reqs []core.Request, results []core.Result, turn []int, admitted []bool) error {
-	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), l.releaseTimeout)
-	defer stop()
-	var failed error
-	for i := range reqs {
-		res := &results[i]
-		amount := heldBy(&reqs[i], res)
-		if !admitted[turn[i]] || amount == 0 {
-			continue
-		}
-		var err error
-		switch {
-		case res.Lease != 0:
-			err = l.store.Release(ctx, reqs[i], res.Lease)
-		case l.refunder != nil:
-			err = l.refunder.Refund(ctx, core.Request{Policy: reqs[i].Policy, Key: reqs[i].Key, Cost: amount}, res.DecidedAt)
-		default:
-			continue // a store that cannot refund keeps the charge
-		}
-		if err != nil {
-			failed = fmt.Errorf("%w: give back policy %q: %w", ErrStore, reqs[i].Policy.Name(), err)
-			continue
-		}
+// uncharge gives back everything res, the store's answer to req, holds of it
+// (heldBy), and once the store took it back shows res uncharged, with what is
+// left. A failure is kept in owner (see giveBackCharge); res then shows the
+// charge kept.
+func (l *Limiter) uncharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result) {
+	if amount := heldBy(req, res); amount > 0 && l.giveBackCharge(ctx, owner, req, res, amount) {
+		earnedBack(&req.Policy, res, amount)
 		res.Allowed, res.Delay = false, 0
-		earnedBack(&reqs[i].Policy, res, amount)
 	}
-	return failed
 }
 
 // repeatsPolicy reports whether two of reqs name the same policy.
@@ -412,23 +397,25 @@ func repeatsPolicy(reqs []core.Request) bool {
 // AnEnforcedOneNeverRefuses). The observed rules keep their refusals, uncharged as a
 // refused decision leaves them; answers gets the others' new results. It reports
 // whether those admitted. asked[k] is the merged entry decided[k], which observed marks.
-func (l *Limiter) withoutObservedRefusals(ctx context.Context, asked []core.Request, answers []core.Result, decided []int, observed []bool) (bool, error) {
+func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked []core.Request, answers []core.Result, decided []int, observed []bool) (bool, error) {
 	var rest []core.Request
 	var at []int
 	for k := range asked {
-		if observed[decided[k]] {
-			continue
-		}
-		if refused(&answers[k]) {
+		switch {
+		case observed[decided[k]]:
+		case refused(&answers[k]):
 			return false, nil // an enforced rule refused
+		case !answers[k].Allowed:
+			rest, at = append(rest, asked[k]), append(at, k)
 		}
-		rest, at = append(rest, asked[k]), append(at, k)
+		// Admitted: a turn that a store without core.Refunder keeps charged
+		// (decideInTurns). Asked again, it would be charged twice.
 	}
 	if len(rest) == 0 {
 		return true, nil
 	}
 	again := make([]core.Result, len(rest))
-	allowed, err := l.decideAll(ctx, rest, again)
+	allowed, err := l.decideAll(ctx, t, rest, again)
 	for i, k := range at {
 		answers[k] = again[i]
 	}
@@ -451,33 +438,41 @@ func heldBy(req *core.Request, res *core.Result) int64 {
 	return req.EffectiveCost()
 }
 
-// giveBackOne gives back amount of prev's charge of its i-th request: the lease
-// of a concurrency policy, or a refund. It reports whether the store took it
-// back. A failure is kept in t, the merged decision, and goes to the observers
-// when t finishes: an observer that panics (a bug in the application) then
-// panics the request after its leases are released, not midway through the
-// merge, where it would leak the leases the merged decision just took.
+// giveBackOne gives back amount of prev's charge of its i-th request for t, the
+// merged decision (giveBackCharge).
 func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
-	req := prev.reqs[i]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
 	defer cancel()
-	if lease := prev.results[i].Lease; lease != 0 {
-		if err := l.store.Release(ctx, req, lease); err != nil {
-			t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
-			return false
+	return l.giveBackCharge(ctx, t, &prev.reqs[i], &prev.results[i], amount)
+}
+
+// giveBackCharge gives back amount of the charge res records of req on l's store:
+// its lease, when res holds one, or a refund. It reports whether the store took
+// it back; a store without core.Refunder keeps a cost. A failure is kept in owner
+// and goes to its observers when owner finishes (reportGiveBackErrors): an
+// observer that panics (a bug in the application) then panics the request after
+// its leases are released, not midway through a decision, where it would leak
+// the leases just taken, or leave the request's scope locked.
+func (l *Limiter) giveBackCharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result, amount int64) bool {
+	var err error
+	switch {
+	case res.Lease != 0:
+		if err = l.store.Release(ctx, *req, res.Lease); err == nil {
+			res.Lease = 0
+			return true
 		}
-		prev.results[i].Lease = 0
-		return true
-	}
-	if l.refunder == nil || amount < 1 {
+		err = fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err)
+	case l.refunder == nil || amount < 1:
 		return false
+	default:
+		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: amount}
+		if err = l.refunder.Refund(ctx, give, res.DecidedAt); err == nil {
+			return true
+		}
+		err = fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err)
 	}
-	req.Cost, req.Lease = amount, 0
-	if err := l.refunder.Refund(ctx, req, prev.results[i].DecidedAt); err != nil {
-		t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
-		return false
-	}
-	return true
+	owner.giveBackErrors = append(owner.giveBackErrors, err)
+	return false
 }
 
 // indexOfRule is the index of the request of req's policy (by name) and key, or -1.

@@ -29,8 +29,9 @@ var _ core.Refunder = (*Store)(nil)
 // and the error says so, wrapping core.ErrStoreUnavailable: the charge stays, so a
 // lost refund can only make the store admit less, never more.
 //
-// The pre-limiter forgets req's key: a refused request of the key is decided by the
-// shared store again, which the refund may have made admit it.
+// Once the refund succeeded, the pre-limiter refuses a request of req's key only at
+// req's cost more than the refusal it remembers, which the refund may have made the
+// shared store admit (preLimiter.refunded).
 //
 // chargedAt is the Result.DecidedAt of the admission: the shared store's instant
 // when it charged the request. A result decided in process memory (Local mode, or a
@@ -48,12 +49,13 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	if !ok {
 		return fmt.Errorf("%w: policy %q", ErrNoRefund, req.Policy.Name())
 	}
-	s.pre.forget(&req) // the refund may make the shared store admit what it refused
 	start, now := s.instant()
 	given := s.refundInMemory(ctx, &req, now)
 	if given == req.EffectiveCost() {
+		s.pre.refunded(&req)
 		return nil
 	}
+	whole := req
 	req.Cost = req.EffectiveCost() - given
 	slot := s.slots.of(&req)
 	if !s.closedFor(&req, slot) {
@@ -62,6 +64,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return refunder.Refund(ctx, req, chargedAt) })
 	switch o {
 	case succeeded:
+		s.pre.refunded(&whole)
 		return nil
 	case canceled:
 		return fmt.Errorf("resilient: refund of policy %q: %w", req.Policy.Name(), err)

@@ -118,14 +118,14 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	if err != nil {
 		return err
 	}
-	if !allowed && prev.allowed && l.refunder != nil && refusedBeside(decided, held, results) {
-		// A difference was refused beside prev's charge of its policy: give prev's
-		// charges back, and decide the merged rules again as one decision at their
-		// whole costs. Its answer is the one a single Limiter declaring them would
-		// give: a sliding window's retry at the difference's Retry-After was refused
-		// again, and a leaky bucket admits a request at the queue's end whatever its
-		// cost, where the difference did not fit beside the request's own slot. (A
-		// refusal by a policy prev did not charge is the whole cost's already.)
+	if !allowed && prev.allowed && l.refunder != nil && refusedBeside(reqs, decided, held, results) {
+		// A sliding window's or leaky bucket's difference was refused beside prev's
+		// charge of its policy: give prev's charges back, and decide the merged
+		// rules again as one decision at their whole costs. Its answer is the one a
+		// single Limiter declaring them would give: a sliding window's retry at the
+		// difference's Retry-After was refused again, and a leaky bucket admits a
+		// request at the queue's end whatever its cost, where the difference did not
+		// fit beside the request's own slot.
 		givenBack := l.giveBackHeld(t, prev, held, from, undo)
 		clear(held)
 		undo = undo[:0]
@@ -269,11 +269,19 @@ func (l *Limiter) giveBackHeld(t, prev *Ticket, held []int64, from []int, undo [
 }
 
 // refusedBeside reports whether one of the decided requests refused the difference
-// of a policy beside prev's charge of it (held).
-func refusedBeside(decided []int, held []int64, results []core.Result) bool {
+// of a sliding window or a leaky bucket beside prev's charge of it (held), where
+// the whole cost's answer differs. The other algorithms refuse the difference
+// beside the charge exactly when they refuse the whole cost, and at the same
+// Retry-After: their results, once the charge is given back (earnedBack), are the
+// whole cost's, with no second round trip. (A refusal by a policy prev did not
+// charge is the whole cost's already.)
+func refusedBeside(reqs []core.Request, decided []int, held []int64, results []core.Result) bool {
 	for _, e := range decided {
-		if held[e] > 0 && refused(&results[e]) {
-			return true
+		switch reqs[e].Policy.Algorithm() {
+		case core.SlidingWindow, core.LeakyBucket:
+			if held[e] > 0 && refused(&results[e]) {
+				return true
+			}
 		}
 	}
 	return false

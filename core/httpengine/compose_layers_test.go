@@ -8,11 +8,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/resilient"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
@@ -277,5 +280,81 @@ func TestAWaitEndedEarlySpendsNothingOnAnotherStore(t *testing.T) {
 	outer.Finish(httpengine.StatusClientClosedRequest, true)
 	if res := probe(t, peerStore, peer, 1); res.Remaining != 9 {
 		t.Fatalf("peer after a request that never reached its handler, and this probe: %d left, want 9", res.Remaining)
+	}
+}
+
+// countingShared is a shared store that counts the calls that reach it.
+type countingShared struct {
+	*memory.Store
+	calls atomic.Int64
+}
+
+func (c *countingShared) Decide(ctx context.Context, r core.Request) (core.Result, error) {
+	c.calls.Add(1)
+	return c.Store.Decide(ctx, r)
+}
+
+func (c *countingShared) DecideStack(ctx context.Context, r []core.Request, res []core.Result) (bool, error) {
+	c.calls.Add(1)
+	return c.Store.DecideStack(ctx, r, res)
+}
+
+func (c *countingShared) Refund(ctx context.Context, r core.Request, at time.Time) error {
+	c.calls.Add(1)
+	return c.Store.Refund(ctx, r, at)
+}
+
+// A flood that a route's cost refuses (5 of the 3 left) under an app-wide cost 1
+// of the same policy and key. Layered, each request is charged the app-wide 1,
+// which fits, and given it back when the route's difference is refused: 3 shared
+// calls a request (the charge, the difference, the refund). Only a sliding window
+// decides the whole cost again (its Retry-After differs from the difference's): a
+// fourth call on a bare store; through a resilient store, its pre-limiter refuses
+// it, as it answers a single limiter's refusals after the first. (Before, every
+// algorithm decided the whole cost again, and a refund made the pre-limiter
+// forget the key: 4 calls a request, on either store.)
+func TestALayeredFloodCallsTheSharedStoreThriceARefusal(t *testing.T) {
+	const n = 100
+	for _, a := range []core.Algorithm{core.FixedWindow, core.TokenBucket, core.SlidingWindow} {
+		for _, pre := range []bool{false, true} {
+			for _, layered := range []bool{false, true} {
+				api := core.MustPolicy("api", a, core.PerMinute(10))
+				clock := storetest.NewClock()
+				mem, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				shared := &countingShared{Store: mem}
+				var store core.Store = shared
+				if pre {
+					if store, err = resilient.New(shared, resilient.WithClock(clock.Now)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				probe(t, store, api, 7)
+				limiters := []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, peerKey), httpengine.WithCost(5))}
+				want := map[bool]int64{false: n, true: 1}[pre]
+				if layered {
+					limiters = append([]*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, peerKey))}, limiters...)
+					want = 3 * n
+					if a == core.SlidingWindow && !pre {
+						want = 4 * n
+					}
+				}
+				before := shared.calls.Load()
+				for range n {
+					if w, waited := through(clock, request("192.0.2.1:1"), limiters...); w.Code != http.StatusTooManyRequests {
+						t.Fatalf("%s: %s, want 429", a, answer(w, waited))
+					}
+				}
+				if got := shared.calls.Load() - before; got != want {
+					t.Errorf("%s, pre-limiter %v, %d layers: %d shared calls for %d refused requests, want %d", a, pre, len(limiters), got, n, want)
+				}
+				if pre {
+					_ = store.Close()
+				}
+				_ = mem.Close()
+			}
+		}
 	}
 }

@@ -164,7 +164,7 @@ func appendMembers(buf []byte, t *Ticket, results bool) []byte {
 	for i := range t.reqs {
 		k := i
 		if t.merged {
-			if k = shownFor(t, i); k < 0 {
+			if k = shownFor(t.results, i); k < 0 {
 				continue
 			}
 		}
@@ -180,21 +180,22 @@ func appendMembers(buf []byte, t *Ticket, results bool) []byte {
 	return buf
 }
 
-// shownFor is the request whose members stand for the policy of t's i-th request,
-// listed where the policy first appears, or -1 where it appears again: a merged
-// decision may charge a policy under several keys (declared at two levels with
-// different key functions), and the fields list each policy once, as the bucket
-// that constrains the client most.
-func shownFor(t *Ticket, i int) int {
-	name := t.reqs[i].Policy.Name()
+// shownFor is the index of the result that stands for the policy of results[i],
+// where the policy first appears, or -1 where it appears again: a merged decision
+// may charge a policy under several keys (declared at two levels with different
+// key functions), and the fields, the problem body and the observers' counts
+// (Event.Shown) show each policy once, as the bucket that constrains the client
+// most (the first of equals).
+func shownFor(results []core.Result, i int) int {
+	name := results[i].Policy
 	for j := range i {
-		if t.reqs[j].Policy.Name() == name {
+		if results[j].Policy == name {
 			return -1
 		}
 	}
 	k := i
-	for j := i + 1; j < len(t.reqs); j++ {
-		if t.reqs[j].Policy.Name() == name && moreRestrictive(&t.results[k], &t.results[j]) != &t.results[k] {
+	for j := i + 1; j < len(results); j++ {
+		if results[j].Policy == name && moreRestrictive(&results[k], &results[j]) != &results[k] {
 			k = j
 		}
 	}

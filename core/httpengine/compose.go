@@ -3,7 +3,6 @@ package httpengine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -42,6 +41,15 @@ import (
 // Giving back needs a store that implements core.Refunder (the memory and Redis
 // stores do); on a store without it, what an outer Limiter charged stays charged.
 
+// mergeEntry is what a merge knows of one of the merged rules besides its request.
+type mergeEntry struct {
+	from     int   // the index of the rule in prev.reqs, or -1 (t's own)
+	held     int64 // what prev charged for the rule that the merged decision counts: a cost, or 1 for a held lease
+	replaced int64 // what prev charged for a declaration of another plan, which t's replaced: given back, whatever the decision
+	observed bool  // only a Limiter in shadow mode declares it, merged with one that enforces: it never refuses the request
+	decided  bool  // decided by the merge: its whole cost, or the difference beside held
+}
+
 // merge decides t's own prepared requests together with prev's decision, which
 // prev's Limiter made on the same store, and leaves the merged requests and
 // results in t.
@@ -52,13 +60,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	t.mergedResults = growResults(t.mergedResults, n)
 	t.mergedSettlers = growSettlers(t.mergedSettlers, n)
 	reqs, results, settlers := t.mergedReqs[:0], t.mergedResults[:n], t.mergedSettlers[:0]
-	held := make([]int64, 0, n) // what prev charged for the entry: a cost, or 1 for a held lease
-	from := make([]int, 0, n)   // the index of the entry in prev.reqs, or -1
-	// observed marks the entries only a Limiter in shadow mode declares, where the
-	// other enforces (or prev's merge did: prev's observed refusals): they are
-	// decided, and never refuse the request.
-	observed := make([]bool, 0, n)
-	undo := make([]int, 0, n) // prev's requests the inner declarations replace: their charges are given back
+	entries := make([]mergeEntry, 0, n)
 	taken := make([]bool, len(own))
 	// The settle function of a policy is the one of the innermost Limiter that
 	// declares the policy and has one.
@@ -68,9 +70,11 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	}
 	for i := range prev.reqs {
 		p := &prev.reqs[i]
-		req := *p
-		var charged int64
-		by := prev.settlerOf(i)
+		req, by := *p, prev.settlerOf(i)
+		en := mergeEntry{from: i}
+		if prev.allowed {
+			en.held = heldBy(p, &prev.results[i])
+		}
 		// The same policy under another key is another bucket, charged beside
 		// this one: the inner declaration replaces prev's only for the same key.
 		j := indexOfRule(own, p)
@@ -78,47 +82,38 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		if declared {
 			taken[j] = true
 		}
-		switch {
-		case declared && t.shadow && !prev.shadow:
-			// A Limiter in shadow mode never changes what another enforces: the
-			// enforcing declaration stands (a shadow route's trial weight of 4
-			// refused requests the app-wide cost of 1 admitted).
-			if prev.allowed {
-				charged = heldBy(p, &prev.results[i])
-			}
-		case declared:
+		// A Limiter in shadow mode never changes what another enforces: the
+		// enforcing declaration stands (a shadow route's trial weight of 4 refused
+		// requests the app-wide cost of 1 admitted).
+		if declared && (!t.shadow || prev.shadow) {
 			req = own[j]
 			if settler != nil {
 				by = settler
 			}
-			if prev.allowed && req.Policy.ID() != p.Policy.ID() {
-				undo = append(undo, i) // the inner declaration (another plan, say) replaces the outer one
-			} else if prev.allowed {
-				charged = heldBy(p, &prev.results[i])
+			if req.Policy.ID() != p.Policy.ID() { // another plan, say
+				en.held, en.replaced = 0, en.held
 			}
-		case prev.allowed:
-			charged = heldBy(p, &prev.results[i])
 		}
-		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)
-		settlers = append(settlers, by)
-		observedBefore := prev.allowed && !prev.results[i].Allowed // refused within prev's admitted decision
-		observed = append(observed, (prev.shadow && !t.shadow || observedBefore) && (!declared || t.shadow))
+		// Observed: declared by prev's shadow Limiter alone, or by none that
+		// enforces when prev's merge kept its refusal within an admitted decision.
+		keptRefusal := prev.allowed && !prev.results[i].Allowed
+		en.observed = (prev.shadow && !t.shadow || keptRefusal) && (!declared || t.shadow)
+		reqs, entries, settlers = append(reqs, req), append(entries, en), append(settlers, by)
 	}
 	for j := range own {
 		if !taken[j] {
-			reqs, held, from = append(reqs, own[j]), append(held, 0), append(from, -1)
-			settlers = append(settlers, settler)
-			observed = append(observed, t.shadow && !prev.shadow)
+			reqs, settlers = append(reqs, own[j]), append(settlers, settler)
+			entries = append(entries, mergeEntry{from: -1, observed: t.shadow && !prev.shadow})
 		}
 	}
 
 	// Decide what is left to charge: the new policies, and the difference of those
 	// prev charged at a lower cost.
-	decided, allowed, err := l.decideMerged(ctx, t, reqs, held, observed, results)
+	allowed, err := l.decideMerged(ctx, t, reqs, entries, results)
 	if err != nil {
 		return err
 	}
-	if !allowed && prev.allowed && l.refunder != nil && refusedBeside(reqs, decided, held, results) {
+	if !allowed && prev.allowed && l.refunder != nil && refusedBeside(reqs, entries, results) {
 		// A sliding window's or leaky bucket's difference was refused beside prev's
 		// charge of its policy: give prev's charges back, and decide the merged
 		// rules again as one decision at their whole costs. Its answer is the one a
@@ -126,12 +121,10 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		// difference's Retry-After was refused again, and a leaky bucket admits a
 		// request at the queue's end whatever its cost, where the difference did not
 		// fit beside the request's own slot.
-		givenBack := l.giveBackHeld(t, prev, held, from, undo)
-		clear(held)
-		undo = undo[:0]
+		givenBack := l.giveBackPrev(t, prev, reqs, results, entries)
 		prev.finished = true // nothing of it is left to give back, should the second decision fail
 		if givenBack {
-			if decided, allowed, err = l.decideMerged(ctx, t, reqs, held, observed, results); err != nil {
+			if allowed, err = l.decideMerged(ctx, t, reqs, entries, results); err != nil {
 				return err
 			}
 		}
@@ -139,49 +132,36 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 
 	// Settle with prev: carry its results, and give back what the merged decision
 	// does not keep.
-	isDecided := make([]bool, n)
-	for _, e := range decided {
-		isDecided[e] = true
-	}
 	for e := range reqs {
-		i := from[e]
-		if isDecided[e] {
+		en := &entries[e]
+		if en.decided {
 			switch {
-			case observed[e]:
+			case en.observed:
 				results[e].Delay = 0 // only a shadow Limiter declares it: it never makes anyone wait
-			case allowed && held[e] > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
+			case allowed && en.held > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
 				// The difference queues behind prev's own charge, which holds the
 				// request's slot: its wait counts only what came between (others
 				// queued meanwhile), less what prev's adapter already waited. Waiting
 				// for the whole difference's slot made a route's cost 5 under an
 				// app-wide cost 1 wait an emission interval more than one decision at
 				// cost 5 does.
-				results[e].Delay = max(0, results[e].Delay-queueSpan(&reqs[e].Policy, held[e]))
+				results[e].Delay = max(0, results[e].Delay-queueSpan(&reqs[e].Policy, en.held))
 			}
 			continue
 		}
-		if i < 0 {
-			continue
-		}
-		res := prev.results[i] // not decided again: prev's admission
-		switch {
-		case !allowed:
+		res := prev.results[en.from] // not decided again: prev's admission
+		if !allowed {
 			res.Allowed, res.RetryAfter = false, 0 // given back below
 			if !prev.shadow {
 				// prev's adapter served the wait before this decision: the queue has
 				// moved on by as much since prev's answer.
 				res.ResetAfter = max(0, res.ResetAfter-res.Delay)
 			}
-		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
-			excess := held[e] - reqs[e].EffectiveCost()
-			if l.giveBackOne(t, prev, i, excess) {
-				earnedBack(&reqs[e].Policy, &res, excess)
-			}
 		}
 		// A carried slot's wait is over when prev's adapter served it. A Limiter in
 		// shadow mode never waits: merged with one that enforces, the request waits
 		// here (an app-wide shadow leaky bucket made an enforcing route's never wait).
-		if !prev.shadow || t.shadow || observed[e] {
+		if !prev.shadow || t.shadow || en.observed {
 			res.Delay = 0
 		}
 		results[e] = res
@@ -189,14 +169,19 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	if !allowed {
 		// Refused: prev's charges are given back (a store that cannot refund keeps
 		// them, but releases leases), and the results show what is left without them.
-		for e, i := range from {
-			if i >= 0 && held[e] > 0 && l.giveBackOne(t, prev, i, held[e]) {
-				earnedBack(&reqs[e].Policy, &results[e], held[e])
+		l.giveBackPrev(t, prev, reqs, results, entries)
+	}
+	for e := range entries { // admitted: what the merged costs do not keep
+		en := &entries[e]
+		excess := en.held - reqs[e].EffectiveCost()
+		switch {
+		case en.replaced > 0:
+			l.giveBackOne(t, prev, en.from, en.replaced)
+		case !en.decided && excess > 0 && reqs[e].Policy.Algorithm() != core.Concurrency:
+			if l.giveBackOne(t, prev, en.from, excess) {
+				earnedBack(&reqs[e].Policy, &results[e], excess)
 			}
 		}
-	}
-	for _, i := range undo { // admitted or not, the inner declarations replaced them
-		l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
 	}
 
 	t.reqs, t.results, t.mergedSettlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
@@ -212,58 +197,60 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	return nil
 }
 
-// decideMerged decides the merged requests that prev's charges do not cover (held:
-// what prev charged for each), all-or-nothing, into results: a request prev did
-// not charge at its whole cost, one prev charged less at the difference. A
-// refusal by the observed rules alone (withoutObservedRefusals) does not refuse.
-// It returns the indexes it decided and whether the decision admits.
-func (l *Limiter) decideMerged(ctx context.Context, t *Ticket, reqs []core.Request, held []int64, observed []bool, results []core.Result) ([]int, bool, error) {
-	decided := make([]int, 0, len(reqs))
-	asked := make([]core.Request, 0, len(reqs))
+// decideMerged decides the merged requests that prev's charges do not cover,
+// all-or-nothing, into results, and marks them decided: a request prev did not
+// charge at its whole cost, one prev charged less at the difference. A refusal by
+// the observed rules alone (withoutObservedRefusals) does not refuse. It reports
+// whether the decision admits.
+func (l *Limiter) decideMerged(ctx context.Context, t *Ticket, reqs []core.Request, entries []mergeEntry, results []core.Result) (bool, error) {
+	var asked []core.Request
+	var at []int
 	for e := range reqs {
-		req := reqs[e]
-		switch {
-		case held[e] == 0:
-		case req.Policy.Algorithm() == core.Concurrency:
-			continue // prev holds the lease
-		case req.EffectiveCost() > held[e]:
-			req.Cost = req.EffectiveCost() - held[e]
-		default:
-			continue
+		req, en := reqs[e], &entries[e]
+		en.decided = en.held == 0 || req.Policy.Algorithm() != core.Concurrency && req.EffectiveCost() > en.held
+		if !en.decided {
+			continue // prev's charge, or its lease, covers it
 		}
-		decided, asked = append(decided, e), append(asked, req)
+		if en.held > 0 {
+			req.Cost = req.EffectiveCost() - en.held // the difference
+		}
+		asked, at = append(asked, req), append(at, e)
 	}
 	if len(asked) == 0 {
-		return decided, true, nil
+		return true, nil
 	}
 	answers := make([]core.Result, len(asked))
 	allowed, err := l.decideAll(ctx, t, asked, answers)
-	if err == nil && !allowed && slices.Contains(observed, true) {
-		allowed, err = l.withoutObservedRefusals(ctx, t, asked, answers, decided, observed)
+	if err == nil && !allowed {
+		allowed, err = l.withoutObservedRefusals(ctx, t, asked, answers, at, entries)
 	}
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
-	for k, e := range decided {
+	for k, e := range at {
 		results[e] = answers[k]
 	}
-	return decided, allowed, nil
+	return allowed, nil
 }
 
-// giveBackHeld gives back everything prev charged for the merged requests (held,
-// by the entry from prev.reqs each comes from) and for those the inner
-// declarations replaced (undo). It reports whether the store took all of it back.
-func (l *Limiter) giveBackHeld(t, prev *Ticket, held []int64, from []int, undo []int) bool {
+// giveBackPrev gives back everything prev charged that the merged entries hold,
+// and what the inner declarations replaced, and the entries hold nothing more:
+// the merged decision was refused, or is decided again. The results show what is
+// left. It reports whether the store took all of it back.
+func (l *Limiter) giveBackPrev(t, prev *Ticket, reqs []core.Request, results []core.Result, entries []mergeEntry) bool {
 	all := true
-	for e, i := range from {
-		if i >= 0 && held[e] > 0 && !l.giveBackOne(t, prev, i, held[e]) {
-			all = false
+	for e := range entries {
+		en := &entries[e]
+		amount := en.held + en.replaced // one of them
+		if amount == 0 {
+			continue
 		}
-	}
-	for _, i := range undo {
-		if amount := heldBy(&prev.reqs[i], &prev.results[i]); amount > 0 && !l.giveBackOne(t, prev, i, amount) {
+		if !l.giveBackOne(t, prev, en.from, amount) {
 			all = false
+		} else if en.held > 0 {
+			earnedBack(&reqs[e].Policy, &results[e], en.held)
 		}
+		en.held, en.replaced = 0, 0
 	}
 	return all
 }
@@ -275,11 +262,11 @@ func (l *Limiter) giveBackHeld(t, prev *Ticket, held []int64, from []int, undo [
 // Retry-After: their results, once the charge is given back (earnedBack), are the
 // whole cost's, with no second round trip. (A refusal by a policy prev did not
 // charge is the whole cost's already.)
-func refusedBeside(reqs []core.Request, decided []int, held []int64, results []core.Result) bool {
-	for _, e := range decided {
+func refusedBeside(reqs []core.Request, entries []mergeEntry, results []core.Result) bool {
+	for e := range entries {
 		switch reqs[e].Policy.Algorithm() {
 		case core.SlidingWindow, core.LeakyBucket:
-			if held[e] > 0 && refused(&results[e]) {
+			if entries[e].decided && entries[e].held > 0 && refused(&results[e]) {
 				return true
 			}
 		}
@@ -310,31 +297,16 @@ func earnedBack(p *core.Policy, res *core.Result, amount int64) {
 }
 
 // decideAll decides reqs, all-or-nothing, into results, for t, the merged
-// decision.
-func (l *Limiter) decideAll(ctx context.Context, t *Ticket, reqs []core.Request, results []core.Result) (allowed bool, err error) {
-	if len(reqs) == 1 {
-		results[0], err = l.store.Decide(ctx, reqs[0])
-		return results[0].Allowed, err
-	}
-	if repeatsPolicy(reqs) {
-		return l.decideInTurns(ctx, t, reqs, results)
-	}
-	if err = core.CheckStack(reqs, results); err != nil {
-		return false, fmt.Errorf("httplimit: merged decision: %w", err)
-	}
-	return l.store.DecideStack(ctx, reqs, results)
-}
-
-// decideInTurns decides reqs, where a policy appears under several keys (declared
-// at two levels with different key functions), all-or-nothing: a store's stack
-// names each policy once, so each turn is a stack of the requests not decided yet,
-// one per policy. The first turn that refuses (or fails) ends the decision: the
-// turns before it are given back (uncharge), and the later ones are never asked,
-// so that they charge nothing, even on a store that cannot refund; their results
-// say only that they are not charged.
-func (l *Limiter) decideInTurns(ctx context.Context, t *Ticket, reqs []core.Request, results []core.Result) (bool, error) {
+// decision. A store's stack names each policy once: where a policy appears under
+// several keys (declared at two levels with different key functions), reqs are
+// decided in turns, each a stack of one request per policy. The first turn that
+// refuses (or fails) ends the decision: the turns before it are given back
+// (uncharge), and the later ones are never asked, so that they charge nothing,
+// even on a store that cannot refund; their results say only that they are not
+// charged.
+func (l *Limiter) decideAll(ctx context.Context, t *Ticket, reqs []core.Request, results []core.Result) (bool, error) {
 	turn := make([]int, len(reqs)) // the turn of each request: one per earlier request of its policy
-	turns := 0
+	turns := 1
 	for i := range reqs {
 		for j := range i {
 			if reqs[j].Policy.Name() == reqs[i].Policy.Name() {
@@ -343,17 +315,20 @@ func (l *Limiter) decideInTurns(ctx context.Context, t *Ticket, reqs []core.Requ
 		}
 		turns = max(turns, turn[i]+1)
 	}
-	var asked []core.Request
-	var answers []core.Result
-	var at []int
+	if turns == 1 {
+		return l.decideStack(ctx, reqs, results)
+	}
+	asked := make([]core.Request, 0, len(reqs))
+	answers := make([]core.Result, len(reqs))
+	at := make([]int, 0, len(reqs))
 	for k := range turns {
-		asked, answers, at = asked[:0], answers[:0], at[:0]
+		asked, at = asked[:0], at[:0]
 		for i := range reqs {
 			if turn[i] == k {
-				asked, answers, at = append(asked, reqs[i]), append(answers, core.Result{}), append(at, i)
+				asked, at = append(asked, reqs[i]), append(at, i)
 			}
 		}
-		allowed, err := l.decideAll(ctx, t, asked, answers)
+		allowed, err := l.decideStack(ctx, asked, answers[:len(asked)])
 		for m, i := range at {
 			results[i] = answers[m]
 		}
@@ -375,6 +350,18 @@ func (l *Limiter) decideInTurns(ctx context.Context, t *Ticket, reqs []core.Requ
 	return true, nil
 }
 
+// decideStack decides reqs, whose policies are distinct, as one stack.
+func (l *Limiter) decideStack(ctx context.Context, reqs []core.Request, results []core.Result) (allowed bool, err error) {
+	if len(reqs) == 1 {
+		results[0], err = l.store.Decide(ctx, reqs[0])
+		return results[0].Allowed, err
+	}
+	if err = core.CheckStack(reqs, results); err != nil {
+		return false, fmt.Errorf("httplimit: merged decision: %w", err)
+	}
+	return l.store.DecideStack(ctx, reqs, results)
+}
+
 // uncharge gives back everything res, the store's answer to req, holds of it
 // (heldBy), and once the store took it back shows res uncharged, with what is
 // left. A failure is kept in owner (see giveBackCharge); res then shows the
@@ -386,45 +373,35 @@ func (l *Limiter) uncharge(ctx context.Context, owner *Ticket, req *core.Request
 	}
 }
 
-// repeatsPolicy reports whether two of reqs name the same policy.
-func repeatsPolicy(reqs []core.Request) bool {
-	for i := range reqs {
-		for j := range i {
-			if reqs[j].Policy.Name() == reqs[i].Policy.Name() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // withoutObservedRefusals decides asked again without its observed rules (those only
 // a Limiter in shadow mode declares), when they alone refused it: shadow mode never
 // refuses a request. Merged with an app-wide limiter over a policy in common, a
 // shadow route's own trial policy refused the request (TestShadowPolicyMergedWith-
 // AnEnforcedOneNeverRefuses). The observed rules keep their refusals, uncharged as a
 // refused decision leaves them; answers gets the others' new results. It reports
-// whether those admitted. asked[k] is the merged entry decided[k], which observed marks.
-func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked []core.Request, answers []core.Result, decided []int, observed []bool) (bool, error) {
+// whether those admitted. asked[k] is the merged entry at[k].
+func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked []core.Request, answers []core.Result, at []int, entries []mergeEntry) (bool, error) {
 	var rest []core.Request
-	var at []int
-	for k := range asked {
+	var restAt []int
+	observed := false
+	for k, e := range at {
 		switch {
-		case observed[decided[k]]:
+		case entries[e].observed:
+			observed = true
 		case refused(&answers[k]):
 			return false, nil // an enforced rule refused
 		case !answers[k].Allowed:
-			rest, at = append(rest, asked[k]), append(at, k)
+			rest, restAt = append(rest, asked[k]), append(restAt, k)
 		}
 		// Admitted: a turn that a store without core.Refunder keeps charged
 		// (decideInTurns). Asked again, it would be charged twice.
 	}
-	if len(rest) == 0 {
-		return true, nil
+	if !observed || len(rest) == 0 {
+		return observed, nil
 	}
 	again := make([]core.Result, len(rest))
 	allowed, err := l.decideAll(ctx, t, rest, again)
-	for i, k := range at {
+	for i, k := range restAt {
 		answers[k] = again[i]
 	}
 	return allowed, err

@@ -32,7 +32,8 @@ func TestAKeptTurnIsNeverAskedAgain(t *testing.T) {
 	tk := &Ticket{r: httptest.NewRequest(http.MethodGet, "/", nil)}
 	reqs := []core.Request{{Policy: api, Key: "enforced", Cost: 1}, {Policy: api, Key: "observed", Cost: 1}}
 	results := make([]core.Result, len(reqs))
-	if _, allowed, err := l.decideMerged(ctx, tk, reqs, []int64{0, 0}, []bool{false, true}, results); err != nil || !allowed {
+	entries := []mergeEntry{{from: -1}, {from: -1, observed: true}}
+	if allowed, err := l.decideMerged(ctx, tk, reqs, entries, results); err != nil || !allowed {
 		t.Fatalf("allowed %v, %v; want admitted: only the observed rule refused", allowed, err)
 	}
 	if res, _ := mem.Decide(ctx, core.Request{Policy: api, Key: "enforced", Cost: 1}); res.Remaining != 3 {

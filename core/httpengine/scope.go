@@ -102,15 +102,13 @@ func refuseSeparate(others []*Ticket) {
 		if !o.allowed {
 			continue // a refusal in shadow mode charged nothing
 		}
-		o.finished = true // first: o's Finish must not give back again after a panic in giveBack
-		o.l.giveBack(o, giveBackAll, 0)
+		o.finished = true // o's Finish gives back nothing more
+		var rc releaseContext
 		for i := range o.results {
-			res := &o.results[i]
-			if amount := heldBy(&o.reqs[i], res); amount > 0 && res.Allowed && (res.Lease != 0 || o.l.refunder != nil) {
-				earnedBack(&o.reqs[i].Policy, res, amount)
-			}
-			res.Allowed, res.Delay = false, 0
+			o.l.uncharge(rc.of(o.r, o.l.releaseTimeout), o, &o.reqs[i], &o.results[i])
+			o.results[i].Allowed, o.results[i].Delay = false, 0
 		}
+		rc.end()
 		o.allowed = false
 	}
 }

@@ -521,32 +521,18 @@ func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int
 		}
 	}()
 	for ; i < len(t.reqs); i++ {
-		req := &t.reqs[i]
-		lease := t.results[i].Lease
-		var refund int64
-		switch {
-		case lease != 0 || l.refunder == nil:
-		case heldBy(req, &t.results[i]) == 0: // not counted (unenforced), or refused within an admitted decision
-		case how == giveBackAll:
-			refund = req.EffectiveCost()
-		case how == giveBackSettled:
+		req, res := &t.reqs[i], &t.results[i]
+		var amount int64 // the lease, or what is given back of the cost
+		switch held := heldBy(req, res); {
+		case res.Lease != 0, how == giveBackAll:
+			amount = held
+		case how == giveBackSettled && held > 0 && l.refunder != nil:
 			if s := t.settlerOf(i); s != nil {
-				charged := req.EffectiveCost()
-				refund = charged - min(max(s.settle(t.r, status, charged), 0), charged)
+				amount = held - min(max(s.settle(t.r, status, held), 0), held)
 			}
 		}
-		if lease == 0 && refund == 0 {
-			continue
-		}
-		if lease != 0 {
-			if err := l.store.Release(ctx.of(t.r, l.releaseTimeout), *req, lease); err != nil {
-				t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
-			}
-			continue
-		}
-		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: refund}
-		if err := l.refunder.Refund(ctx.of(t.r, l.releaseTimeout), give, t.results[i].DecidedAt); err != nil {
-			t.giveBackErrors = append(t.giveBackErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+		if amount > 0 {
+			l.giveBackCharge(ctx.of(t.r, l.releaseTimeout), t, req, res, amount)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package httpengine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -20,12 +19,13 @@ import (
 //   - a policy both declare for the same key is charged once, at the inner
 //     declaration's cost: the inner Limiter charges only the difference (or
 //     refunds the excess). Declared under different keys, it is two buckets,
-//     both charged (decideInTurns), and listed once in the fields (shownFor);
+//     both charged (decideAll, in turns), and listed once in the fields (shownFor);
 //   - the merged rules decide all-or-nothing: when the inner rules are refused,
 //     what the outer Limiter charged is given back (refunded, leases released),
 //     so a refusal by a route's policy spends nothing of the app-wide one; a
-//     difference refused beside the outer charge of its policy is decided again at
-//     the whole cost once that charge is given back (refusedBeside). Rules
+//     sliding window's or leaky bucket's difference refused beside the outer
+//     charge of its policy is decided again at the whole cost once that charge is
+//     given back (refusedBeside). Rules
 //     that only a Limiter in shadow mode declares, merged with an enforcing one,
 //     never refuse nor delay the request (withoutObservedRefusals), and a policy
 //     both declare is enforced as the enforcing one declares it;
@@ -171,7 +171,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		// them, but releases leases), and the results show what is left without them.
 		l.giveBackPrev(t, prev, reqs, results, entries)
 	}
-	for e := range entries { // admitted: what the merged costs do not keep
+	for e := range entries { // admitted, what the merged costs do not keep (refused, nothing is left)
 		en := &entries[e]
 		excess := en.held - reqs[e].EffectiveCost()
 		switch {
@@ -274,105 +274,6 @@ func refusedBeside(reqs []core.Request, entries []mergeEntry, results []core.Res
 	return false
 }
 
-// earnedBack updates res, a result of a policy p, for amount of a charge given
-// back: Remaining grows by it, and a bucket is full again sooner by the time it
-// takes to earn amount (rounded down to the millisecond, so never sooner than the
-// store would say). A window fully recovered has nothing left to wait for; one
-// that still counts other charges keeps its reset, which is then at most later
-// than the store would say (a sliding log's, when the charge given back was its
-// newest entry). A concurrency policy's lease is gone.
-func earnedBack(p *core.Policy, res *core.Result, amount int64) {
-	res.Remaining = min(res.Limit, res.Remaining+amount)
-	switch p.Algorithm() {
-	case core.TokenBucket, core.GCRA, core.LeakyBucket:
-		earn := time.Duration(amount*p.TokenUnit()/p.RefillPerMilli()) * time.Millisecond
-		res.ResetAfter = max(0, res.ResetAfter-earn)
-		return
-	case core.Concurrency:
-		res.Lease = 0
-	}
-	if res.Remaining == res.Limit {
-		res.ResetAfter = 0
-	}
-}
-
-// decideAll decides reqs, all-or-nothing, into results, for t, the merged
-// decision. A store's stack names each policy once: where a policy appears under
-// several keys (declared at two levels with different key functions), reqs are
-// decided in turns, each a stack of one request per policy. The first turn that
-// refuses (or fails) ends the decision: the turns before it are given back
-// (uncharge), and the later ones are never asked, so that they charge nothing,
-// even on a store that cannot refund; their results say only that they are not
-// charged.
-func (l *Limiter) decideAll(ctx context.Context, t *Ticket, reqs []core.Request, results []core.Result) (bool, error) {
-	turn := make([]int, len(reqs)) // the turn of each request: one per earlier request of its policy
-	turns := 1
-	for i := range reqs {
-		for j := range i {
-			if reqs[j].Policy.Name() == reqs[i].Policy.Name() {
-				turn[i]++
-			}
-		}
-		turns = max(turns, turn[i]+1)
-	}
-	if turns == 1 {
-		return l.decideStack(ctx, reqs, results)
-	}
-	asked := make([]core.Request, 0, len(reqs))
-	answers := make([]core.Result, len(reqs))
-	at := make([]int, 0, len(reqs))
-	for k := range turns {
-		asked, at = asked[:0], at[:0]
-		for i := range reqs {
-			if turn[i] == k {
-				asked, at = append(asked, reqs[i]), append(at, i)
-			}
-		}
-		allowed, err := l.decideStack(ctx, asked, answers[:len(asked)])
-		for m, i := range at {
-			results[i] = answers[m]
-		}
-		if err == nil && allowed {
-			continue
-		}
-		var rc releaseContext
-		for i := range reqs {
-			switch {
-			case turn[i] < k:
-				l.uncharge(rc.of(t.r, l.releaseTimeout), t, &reqs[i], &results[i])
-			case turn[i] > k:
-				results[i] = core.Result{Policy: reqs[i].Policy.Name(), Limit: reqs[i].Policy.Capacity()}
-			}
-		}
-		rc.end()
-		return false, err
-	}
-	return true, nil
-}
-
-// decideStack decides reqs, whose policies are distinct, as one stack.
-func (l *Limiter) decideStack(ctx context.Context, reqs []core.Request, results []core.Result) (allowed bool, err error) {
-	if len(reqs) == 1 {
-		results[0], err = l.store.Decide(ctx, reqs[0])
-		return results[0].Allowed, err
-	}
-	if err = core.CheckStack(reqs, results); err != nil {
-		return false, fmt.Errorf("httplimit: merged decision: %w", err)
-	}
-	return l.store.DecideStack(ctx, reqs, results)
-}
-
-// uncharge gives back everything res, the store's answer to req, holds of it
-// (heldBy), and once the store took it back shows res uncharged, with what is
-// left. A failure is kept in owner (see giveBackCharge); res then shows the
-// charge kept.
-func (l *Limiter) uncharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result) {
-	if amount := heldBy(req, res); amount > 0 && l.giveBackCharge(ctx, owner, req, res, amount) {
-		earnedBack(&req.Policy, res, amount)
-		res.Allowed, res.Delay = false, 0
-	}
-}
-
 // withoutObservedRefusals decides asked again without its observed rules (those only
 // a Limiter in shadow mode declares), when they alone refused it: shadow mode never
 // refuses a request. Merged with an app-wide limiter over a policy in common, a
@@ -394,7 +295,7 @@ func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked 
 			rest, restAt = append(rest, asked[k]), append(restAt, k)
 		}
 		// Admitted: a turn that a store without core.Refunder keeps charged
-		// (decideInTurns). Asked again, it would be charged twice.
+		// (decideAll). Asked again, it would be charged twice.
 	}
 	if !observed || len(rest) == 0 {
 		return observed, nil
@@ -407,57 +308,12 @@ func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked 
 	return allowed, err
 }
 
-// heldBy is what req holds of its policy by its result res: its cost, or 1 for
-// the lease of a concurrency policy. A lease is released even when unenforced,
-// which clears it from the store that granted it. A rate policy holds nothing
-// when it was admitted without being counted (core.Result.Unenforced), or not
-// admitted: refused within an admitted decision (a rule only a shadow Limiter
-// declares), or by a refused one. Nothing of it is given back.
-func heldBy(req *core.Request, res *core.Result) int64 {
-	switch {
-	case res.Lease != 0:
-		return 1
-	case req.Policy.Algorithm() == core.Concurrency, res.Unenforced, !res.Allowed:
-		return 0
-	}
-	return req.EffectiveCost()
-}
-
 // giveBackOne gives back amount of prev's charge of its i-th request for t, the
 // merged decision (giveBackCharge).
 func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
 	defer cancel()
 	return l.giveBackCharge(ctx, t, &prev.reqs[i], &prev.results[i], amount)
-}
-
-// giveBackCharge gives back amount of the charge res records of req on l's store:
-// its lease, when res holds one, or a refund. It reports whether the store took
-// it back; a store without core.Refunder keeps a cost. A failure is kept in owner
-// and goes to its observers when owner finishes (reportGiveBackErrors): an
-// observer that panics (a bug in the application) then panics the request after
-// its leases are released, not midway through a decision, where it would leak
-// the leases just taken, or leave the request's scope locked.
-func (l *Limiter) giveBackCharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result, amount int64) bool {
-	var err error
-	switch {
-	case res.Lease != 0:
-		if err = l.store.Release(ctx, *req, res.Lease); err == nil {
-			res.Lease = 0
-			return true
-		}
-		err = fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err)
-	case l.refunder == nil || amount < 1:
-		return false
-	default:
-		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: amount}
-		if err = l.refunder.Refund(ctx, give, res.DecidedAt); err == nil {
-			return true
-		}
-		err = fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err)
-	}
-	owner.giveBackErrors = append(owner.giveBackErrors, err)
-	return false
 }
 
 // indexOfRule is the index of the request of req's policy (by name) and key, or -1.

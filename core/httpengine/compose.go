@@ -2,7 +2,6 @@ package httpengine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -17,19 +16,39 @@ import (
 // in closures). A Limiter that finds an admitted decision of the same store in
 // the request's scope merges its own rules into it:
 //
-//   - a policy both declare is charged once, at the inner declaration's key and
-//     cost: the inner Limiter charges only the difference (or refunds the excess);
+//   - a policy both declare for the same key is charged once, at the inner
+//     declaration's cost: the inner Limiter charges only the difference (or
+//     refunds the excess). Declared under different keys, it is two buckets,
+//     both charged (decideAll, in turns), and listed once in the fields (shownFor);
 //   - the merged rules decide all-or-nothing: when the inner rules are refused,
 //     what the outer Limiter charged is given back (refunded, leases released),
-//     so a refusal by a route's policy spends nothing of the app-wide one. Rules
+//     so a refusal by a route's policy spends nothing of the app-wide one; a
+//     sliding window's or leaky bucket's difference refused beside the outer
+//     charge of its policy is decided again at the whole cost once that charge is
+//     given back (refusedBeside). Rules
 //     that only a Limiter in shadow mode declares, merged with an enforcing one,
-//     never refuse nor delay the request (withoutObservedRefusals);
+//     never refuse nor delay the request (withoutObservedRefusals), and a policy
+//     both declare is enforced as the enforcing one declares it;
 //   - the inner Limiter writes the fields of the merged decision, so the response
 //     lists each policy once, and its observers (and the outer one's) see one
 //     event for the request, at its end.
 //
+// Limiters on different stores (or one in shadow mode and one enforcing, with no
+// policy in common) decide separately, but still all-or-nothing: a Limiter that
+// refuses gives back what the request's other decisions charged
+// (refuseSeparate), as one that fails to decide does (scope.giveBackOuter).
+//
 // Giving back needs a store that implements core.Refunder (the memory and Redis
 // stores do); on a store without it, what an outer Limiter charged stays charged.
+
+// mergeEntry is what a merge knows of one of the merged rules besides its request.
+type mergeEntry struct {
+	from     int   // the index of the rule in prev.reqs, or -1 (t's own)
+	held     int64 // what prev charged for the rule that the merged decision counts: a cost, or 1 for a held lease
+	replaced int64 // what prev charged for a declaration of another plan, which t's replaced: given back, whatever the decision
+	observed bool  // only a Limiter in shadow mode declares it, merged with one that enforces: it never refuses the request
+	decided  bool  // decided by the merge: its whole cost, or the difference beside held
+}
 
 // merge decides t's own prepared requests together with prev's decision, which
 // prev's Limiter made on the same store, and leaves the merged requests and
@@ -41,12 +60,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	t.mergedResults = growResults(t.mergedResults, n)
 	t.mergedSettlers = growSettlers(t.mergedSettlers, n)
 	reqs, results, settlers := t.mergedReqs[:0], t.mergedResults[:n], t.mergedSettlers[:0]
-	held := make([]int64, 0, n) // what prev charged for the entry: a cost, or 1 for a held lease
-	from := make([]int, 0, n)   // the index of the entry in prev.reqs, or -1
-	// observed marks the entries only a Limiter in shadow mode declares, where the
-	// other enforces: they are decided, and never refuse the request.
-	observed := make([]bool, 0, n)
-	undo := make([]int, 0, n) // prev's requests whose charge must be given back if the merge is admitted
+	entries := make([]mergeEntry, 0, n)
 	taken := make([]bool, len(own))
 	// The settle function of a policy is the one of the innermost Limiter that
 	// declares the policy and has one.
@@ -56,134 +70,117 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	}
 	for i := range prev.reqs {
 		p := &prev.reqs[i]
-		req := *p
-		var charged int64
-		by := prev.settlerOf(i)
-		j := indexOfPolicy(own, p.Policy.Name())
+		req, by := *p, prev.settlerOf(i)
+		en := mergeEntry{from: i}
+		if prev.allowed {
+			en.held = heldBy(p, &prev.results[i])
+		}
+		// The same policy under another key is another bucket, charged beside
+		// this one: the inner declaration replaces prev's only for the same key.
+		j := indexOfRule(own, p)
 		declared := j >= 0
 		if declared {
 			taken[j] = true
+		}
+		// A Limiter in shadow mode never changes what another enforces: the
+		// enforcing declaration stands (a shadow route's trial weight of 4 refused
+		// requests the app-wide cost of 1 admitted).
+		if declared && (!t.shadow || prev.shadow) {
 			req = own[j]
 			if settler != nil {
 				by = settler
 			}
-			if prev.allowed && (req.Key != p.Key || req.Policy.ID() != p.Policy.ID()) {
-				undo = append(undo, i) // the inner declaration replaces the outer one
-			} else if prev.allowed {
-				charged = heldBy(p, &prev.results[i])
+			if req.Policy.ID() != p.Policy.ID() { // another plan, say
+				en.held, en.replaced = 0, en.held
 			}
-		} else if prev.allowed {
-			charged = heldBy(p, &prev.results[i])
 		}
-		reqs, held, from = append(reqs, req), append(held, charged), append(from, i)
-		settlers = append(settlers, by)
-		observed = append(observed, prev.shadow && !t.shadow && !declared)
+		// Observed: declared by prev's shadow Limiter alone, or by none that
+		// enforces when prev's merge kept its refusal within an admitted decision.
+		keptRefusal := prev.allowed && !prev.results[i].Allowed
+		en.observed = (prev.shadow && !t.shadow || keptRefusal) && (!declared || t.shadow)
+		reqs, entries, settlers = append(reqs, req), append(entries, en), append(settlers, by)
 	}
 	for j := range own {
 		if !taken[j] {
-			reqs, held, from = append(reqs, own[j]), append(held, 0), append(from, -1)
-			settlers = append(settlers, settler)
-			observed = append(observed, t.shadow && !prev.shadow)
+			reqs, settlers = append(reqs, own[j]), append(settlers, settler)
+			entries = append(entries, mergeEntry{from: -1, observed: t.shadow && !prev.shadow})
 		}
 	}
 
 	// Decide what is left to charge: the new policies, and the difference of those
 	// prev charged at a lower cost.
-	decided := make([]int, 0, n)
-	asked := make([]core.Request, 0, n)
-	for e := range reqs {
-		req := reqs[e]
-		switch {
-		case held[e] == 0:
-		case req.Policy.Algorithm() == core.Concurrency:
-			continue // prev holds the lease
-		case req.EffectiveCost() > held[e]:
-			req.Cost = req.EffectiveCost() - held[e]
-		default:
-			continue
-		}
-		decided, asked = append(decided, e), append(asked, req)
+	allowed, err := l.decideMerged(ctx, t, reqs, entries, results)
+	if err != nil {
+		return err
 	}
-	allowed := true
-	if len(asked) > 0 {
-		answers := make([]core.Result, len(asked))
-		var err error
-		if allowed, err = l.decideAll(ctx, asked, answers); err == nil && !allowed && prev.shadow != t.shadow {
-			allowed, err = l.withoutObservedRefusals(ctx, asked, answers, decided, observed)
-		}
-		if err != nil {
-			return err
-		}
-		for k, e := range decided {
-			results[e] = answers[k]
+	if !allowed && prev.allowed && l.refunder != nil && refusedBeside(reqs, entries, results) {
+		// A sliding window's or leaky bucket's difference was refused beside prev's
+		// charge of its policy: give prev's charges back, and decide the merged
+		// rules again as one decision at their whole costs. Its answer is the one a
+		// single Limiter declaring them would give: a sliding window's retry at the
+		// difference's Retry-After was refused again, and a leaky bucket admits a
+		// request at the queue's end whatever its cost, where the difference did not
+		// fit beside the request's own slot.
+		givenBack := l.giveBackPrev(t, prev, reqs, results, entries)
+		prev.finished = true // nothing of it is left to give back, should the second decision fail
+		if givenBack {
+			if allowed, err = l.decideMerged(ctx, t, reqs, entries, results); err != nil {
+				return err
+			}
 		}
 	}
 
 	// Settle with prev: carry its results, and give back what the merged decision
 	// does not keep.
-	isDecided := make([]bool, n)
-	for _, e := range decided {
-		isDecided[e] = true
-	}
 	for e := range reqs {
-		i := from[e]
-		givenBack := held[e] > 0 && (l.refunder != nil || reqs[e].Policy.Algorithm() == core.Concurrency)
-		if isDecided[e] {
+		en := &entries[e]
+		if en.decided {
 			switch {
-			case !allowed && givenBack:
-				results[e].Remaining = min(results[e].Limit, results[e].Remaining+held[e])
-			case observed[e]:
+			case en.observed:
 				results[e].Delay = 0 // only a shadow Limiter declares it: it never makes anyone wait
-			case allowed && held[e] > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
+			case allowed && en.held > 0 && reqs[e].Policy.Algorithm() == core.LeakyBucket:
 				// The difference queues behind prev's own charge, which holds the
 				// request's slot: its wait counts only what came between (others
 				// queued meanwhile), less what prev's adapter already waited. Waiting
 				// for the whole difference's slot made a route's cost 5 under an
 				// app-wide cost 1 wait an emission interval more than one decision at
 				// cost 5 does.
-				results[e].Delay = max(0, results[e].Delay-queueSpan(&reqs[e].Policy, held[e]))
+				results[e].Delay = max(0, results[e].Delay-queueSpan(&reqs[e].Policy, en.held))
 			}
 			continue
 		}
-		if i < 0 {
-			continue
-		}
-		res := prev.results[i] // held[e] > 0: the entry was not decided again
-		switch {
-		case !allowed:
-			res.Allowed, res.RetryAfter, res.Lease = false, 0, 0
-			if givenBack { // below
-				res.Remaining = min(res.Limit, res.Remaining+held[e])
-				if res.Remaining == res.Limit {
-					res.ResetAfter = 0
-				}
-			}
-		case reqs[e].Policy.Algorithm() != core.Concurrency && held[e] > reqs[e].EffectiveCost():
-			excess := held[e] - reqs[e].EffectiveCost()
-			if l.giveBackOne(t, prev, i, excess) {
-				res.Remaining = min(res.Limit, res.Remaining+excess)
+		res := prev.results[en.from] // not decided again: prev's admission
+		if !allowed {
+			res.Allowed, res.RetryAfter = false, 0 // given back below
+			if !prev.shadow {
+				// prev's adapter served the wait before this decision: the queue has
+				// moved on by as much since prev's answer.
+				res.ResetAfter = max(0, res.ResetAfter-res.Delay)
 			}
 		}
 		// A carried slot's wait is over when prev's adapter served it. A Limiter in
 		// shadow mode never waits: merged with one that enforces, the request waits
 		// here (an app-wide shadow leaky bucket made an enforcing route's never wait).
-		if !prev.shadow || t.shadow || observed[e] {
+		if !prev.shadow || t.shadow || en.observed {
 			res.Delay = 0
 		}
 		results[e] = res
 	}
-	if allowed {
-		for _, i := range undo {
-			l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
-		}
-	} else if prev.allowed {
-		for e, i := range from {
-			if i >= 0 && held[e] > 0 && l.giveBackOne(t, prev, i, held[e]) && isDecided[e] {
-				l.slidingRetryAfter(ctx, t, &reqs[e], &results[e])
+	if !allowed {
+		// Refused: prev's charges are given back (a store that cannot refund keeps
+		// them, but releases leases), and the results show what is left without them.
+		l.giveBackPrev(t, prev, reqs, results, entries)
+	}
+	for e := range entries { // admitted, what the merged costs do not keep (refused, nothing is left)
+		en := &entries[e]
+		excess := en.held - reqs[e].EffectiveCost()
+		switch {
+		case en.replaced > 0:
+			l.giveBackOne(t, prev, en.from, en.replaced)
+		case !en.decided && excess > 0 && reqs[e].Policy.Algorithm() != core.Concurrency:
+			if l.giveBackOne(t, prev, en.from, excess) {
+				earnedBack(&reqs[e].Policy, &results[e], excess)
 			}
-		}
-		for _, i := range undo {
-			l.giveBackOne(t, prev, i, heldBy(&prev.reqs[i], &prev.results[i]))
 		}
 	}
 
@@ -200,41 +197,81 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	return nil
 }
 
-// slidingRetryAfter sets the wait of res, the refusal of a sliding-window rule
-// decided as the difference beside an outer charge that has since been given back,
-// to that of the rule at its whole cost: a sliding window's estimate weighs the
-// previous window, and the retry charges both layers anew, so the difference's wait
-// was short (79 s where one decision at the whole cost said 89 s, and a retry after
-// 79 s was refused again: TestSlidingWindowRetryAfterOfALayeredWeight). The other
-// algorithms' differences wait exactly as long, and are not asked again. A refusal
-// charges nothing; an admission, should time have moved on, is given back at once.
-func (l *Limiter) slidingRetryAfter(ctx context.Context, t *Ticket, req *core.Request, res *core.Result) {
-	if req.Policy.Algorithm() != core.SlidingWindow || !refused(res) {
-		return
-	}
-	whole, err := l.store.Decide(ctx, *req)
-	switch {
-	case err != nil:
-		t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: policy %q: %w", ErrStore, req.Policy.Name(), err))
-	case !whole.Allowed:
-		res.RetryAfter = max(res.RetryAfter, whole.RetryAfter)
-	case !whole.Unenforced: // admitted, and counted
-		if err := l.refunder.Refund(ctx, *req, whole.DecidedAt); err != nil {
-			t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
+// decideMerged decides the merged requests that prev's charges do not cover,
+// all-or-nothing, into results, and marks them decided: a request prev did not
+// charge at its whole cost, one prev charged less at the difference. A refusal by
+// the observed rules alone (withoutObservedRefusals) does not refuse. It reports
+// whether the decision admits.
+func (l *Limiter) decideMerged(ctx context.Context, t *Ticket, reqs []core.Request, entries []mergeEntry, results []core.Result) (bool, error) {
+	var asked []core.Request
+	var at []int
+	for e := range reqs {
+		req, en := reqs[e], &entries[e]
+		en.decided = en.held == 0 || req.Policy.Algorithm() != core.Concurrency && req.EffectiveCost() > en.held
+		if !en.decided {
+			continue // prev's charge, or its lease, covers it
 		}
+		if en.held > 0 {
+			req.Cost = req.EffectiveCost() - en.held // the difference
+		}
+		asked, at = append(asked, req), append(at, e)
 	}
+	if len(asked) == 0 {
+		return true, nil
+	}
+	answers := make([]core.Result, len(asked))
+	allowed, err := l.decideAll(ctx, t, asked, answers)
+	if err == nil && !allowed {
+		allowed, err = l.withoutObservedRefusals(ctx, t, asked, answers, at, entries)
+	}
+	if err != nil {
+		return false, err
+	}
+	for k, e := range at {
+		results[e] = answers[k]
+	}
+	return allowed, nil
 }
 
-// decideAll decides reqs, all-or-nothing, into results.
-func (l *Limiter) decideAll(ctx context.Context, reqs []core.Request, results []core.Result) (allowed bool, err error) {
-	if len(reqs) == 1 {
-		results[0], err = l.store.Decide(ctx, reqs[0])
-		return results[0].Allowed, err
+// giveBackPrev gives back everything prev charged that the merged entries hold,
+// and what the inner declarations replaced, and the entries hold nothing more:
+// the merged decision was refused, or is decided again. The results show what is
+// left. It reports whether the store took all of it back.
+func (l *Limiter) giveBackPrev(t, prev *Ticket, reqs []core.Request, results []core.Result, entries []mergeEntry) bool {
+	all := true
+	for e := range entries {
+		en := &entries[e]
+		amount := en.held + en.replaced // one of them
+		if amount == 0 {
+			continue
+		}
+		if !l.giveBackOne(t, prev, en.from, amount) {
+			all = false
+		} else if en.held > 0 {
+			earnedBack(&reqs[e].Policy, &results[e], en.held)
+		}
+		en.held, en.replaced = 0, 0
 	}
-	if err = core.CheckStack(reqs, results); err != nil {
-		return false, fmt.Errorf("httplimit: merged decision: %w", err)
+	return all
+}
+
+// refusedBeside reports whether one of the decided requests refused the difference
+// of a sliding window or a leaky bucket beside prev's charge of it (held), where
+// the whole cost's answer differs. The other algorithms refuse the difference
+// beside the charge exactly when they refuse the whole cost, and at the same
+// Retry-After: their results, once the charge is given back (earnedBack), are the
+// whole cost's, with no second round trip. (A refusal by a policy prev did not
+// charge is the whole cost's already.)
+func refusedBeside(reqs []core.Request, entries []mergeEntry, results []core.Result) bool {
+	for e := range entries {
+		switch reqs[e].Policy.Algorithm() {
+		case core.SlidingWindow, core.LeakyBucket:
+			if entries[e].decided && entries[e].held > 0 && refused(&results[e]) {
+				return true
+			}
+		}
 	}
-	return l.store.DecideStack(ctx, reqs, results)
+	return false
 }
 
 // withoutObservedRefusals decides asked again without its observed rules (those only
@@ -243,75 +280,50 @@ func (l *Limiter) decideAll(ctx context.Context, reqs []core.Request, results []
 // shadow route's own trial policy refused the request (TestShadowPolicyMergedWith-
 // AnEnforcedOneNeverRefuses). The observed rules keep their refusals, uncharged as a
 // refused decision leaves them; answers gets the others' new results. It reports
-// whether those admitted. asked[k] is the merged entry decided[k], which observed marks.
-func (l *Limiter) withoutObservedRefusals(ctx context.Context, asked []core.Request, answers []core.Result, decided []int, observed []bool) (bool, error) {
+// whether those admitted. asked[k] is the merged entry at[k].
+func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked []core.Request, answers []core.Result, at []int, entries []mergeEntry) (bool, error) {
 	var rest []core.Request
-	var at []int
-	for k := range asked {
-		if observed[decided[k]] {
-			continue
-		}
-		if refused(&answers[k]) {
+	var restAt []int
+	observed := false
+	for k, e := range at {
+		switch {
+		case entries[e].observed:
+			observed = true
+		case refused(&answers[k]):
 			return false, nil // an enforced rule refused
+		case !answers[k].Allowed:
+			rest, restAt = append(rest, asked[k]), append(restAt, k)
 		}
-		rest, at = append(rest, asked[k]), append(at, k)
+		// Admitted: a turn that a store without core.Refunder keeps charged
+		// (decideAll). Asked again, it would be charged twice.
 	}
-	if len(rest) == 0 {
-		return true, nil
+	if !observed || len(rest) == 0 {
+		return observed, nil
 	}
 	again := make([]core.Result, len(rest))
-	allowed, err := l.decideAll(ctx, rest, again)
-	for i, k := range at {
+	allowed, err := l.decideAll(ctx, t, rest, again)
+	for i, k := range restAt {
 		answers[k] = again[i]
 	}
 	return allowed, err
 }
 
-// heldBy is what an admitted request holds of its policy: its cost, or 1 for the
-// lease of a concurrency policy (0 when it holds none). A rate policy admitted
-// without being counted (core.Result.Unenforced) holds nothing, so nothing of it
-// is refunded; an unenforced lease is still released, which clears it from the
-// store that granted it.
-func heldBy(req *core.Request, res *core.Result) int64 {
-	if req.Policy.Algorithm() == core.Concurrency {
-		if res.Lease != 0 {
-			return 1
-		}
-		return 0
-	}
-	if res.Unenforced {
-		return 0
-	}
-	return req.EffectiveCost()
-}
-
-// giveBackOne gives back amount of prev's charge of its i-th request: the lease
-// of a concurrency policy, or a refund. It reports whether the store took it
-// back. A failure is kept in t, the merged decision, and goes to the observers
-// when t finishes: an observer that panics (a bug in the application) then
-// panics the request after its leases are released, not midway through the
-// merge, where it would leak the leases the merged decision just took.
+// giveBackOne gives back amount of prev's charge of its i-th request for t, the
+// merged decision (giveBackCharge).
 func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
-	req := prev.reqs[i]
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
 	defer cancel()
-	if lease := prev.results[i].Lease; lease != 0 {
-		if err := l.store.Release(ctx, req, lease); err != nil {
-			t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
-			return false
+	return l.giveBackCharge(ctx, t, &prev.reqs[i], &prev.results[i], amount)
+}
+
+// indexOfRule is the index of the request of req's policy (by name) and key, or -1.
+func indexOfRule(reqs []core.Request, req *core.Request) int {
+	for i := range reqs {
+		if reqs[i].Policy.Name() == req.Policy.Name() && reqs[i].Key == req.Key {
+			return i
 		}
-		prev.results[i].Lease = 0
-		return true
 	}
-	if l.refunder == nil || amount < 1 {
-		return false
-	}
-	req.Cost, req.Lease = amount, 0
-	if err := l.refunder.Refund(ctx, req, prev.results[i].DecidedAt); err != nil {
-		t.mergeErrors = append(t.mergeErrors, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
-		return false
-	}
-	return true
+	return -1
 }
 
 // indexOfPolicy is the index of the request of the named policy, or -1.

@@ -171,16 +171,44 @@ func appendLayers(buf []byte, others []*Ticket, t *Ticket, results bool) []byte 
 // separating ", " when buf holds members already.
 func appendMembers(buf []byte, t *Ticket, results bool) []byte {
 	for i := range t.reqs {
+		k := i
+		if t.merged {
+			if k = shownFor(t.results, i); k < 0 {
+				continue
+			}
+		}
 		if len(buf) > 0 {
 			buf = append(buf, ", "...)
 		}
 		if results {
-			buf = rateLimitMember(buf, &t.results[i], &t.reqs[i].Policy)
+			buf = rateLimitMember(buf, &t.results[k], &t.reqs[k].Policy)
 		} else {
-			buf = policyMember(buf, &t.reqs[i].Policy)
+			buf = policyMember(buf, &t.reqs[k].Policy)
 		}
 	}
 	return buf
+}
+
+// shownFor is the index of the result that stands for the policy of results[i],
+// where the policy first appears, or -1 where it appears again: a merged decision
+// may charge a policy under several keys (declared at two levels with different
+// key functions), and the fields, the problem body and the observers' counts
+// (Event.Shown) show each policy once, as the bucket that constrains the client
+// most (the first of equals).
+func shownFor(results []core.Result, i int) int {
+	name := results[i].Policy
+	for j := range i {
+		if results[j].Policy == name {
+			return -1
+		}
+	}
+	k := i
+	for j := i + 1; j < len(results); j++ {
+		if results[j].Policy == name && moreRestrictive(&results[k], &results[j]) != &results[k] {
+			k = j
+		}
+	}
+	return k
 }
 
 // moreRestrictive is whichever of a and b constrains the client more, a on a tie

@@ -55,6 +55,14 @@ const (
 	VerdictUnenforced   Verdict = "unenforced"    // admitted uncounted by a store's failure mode
 )
 
+// Shown is the index of the result that stands for the policy of the i-th one,
+// or -1 when that policy appears earlier in Results. A merged decision may charge
+// one policy under several keys (declared at two levels with different key
+// functions): Results holds each bucket's, and the response lists the policy once,
+// as the result Shown names (the one that constrains the client most). Counting
+// Verdict(k) for each k = Shown(i) >= 0 counts each policy once per request.
+func (e *Event) Shown(i int) int { return shownFor(e.Results, i) }
+
 // Verdict is the verdict of the i-th policy.
 func (e *Event) Verdict(i int) Verdict {
 	switch {

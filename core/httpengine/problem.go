@@ -40,11 +40,19 @@ type Denial struct {
 func (d *Denial) Violated() []string {
 	var names []string
 	for i := range d.Results {
-		if refused(&d.Results[i]) {
+		if violated(d.Results, i) {
 			names = append(names, d.Results[i].Policy)
 		}
 	}
 	return names
+}
+
+// violated reports whether the policy of results[i] refused the request, listed
+// once, where it first appears (shownFor: one policy charged under two keys, in a
+// merged decision, refused by either).
+func violated(results []core.Result, i int) bool {
+	k := shownFor(results, i)
+	return k >= 0 && refused(&results[k])
 }
 
 // SetContentType sets h's Content-Type to ProblemContentType, for a deny handler
@@ -77,7 +85,7 @@ func (d *Denial) Problem() []byte {
 	b = append(b, `,"violated_policies":[`...)
 	first := true
 	for i := range d.Results {
-		if !refused(&d.Results[i]) {
+		if !violated(d.Results, i) {
 			continue
 		}
 		if !first {

@@ -91,6 +91,28 @@ func (s *scope) giveBackOuter() {
 	}
 }
 
+// refuseSeparate gives back what others, the request's decisions that a refusing
+// Limiter did not merge with (on other stores, or in shadow mode), charged: as
+// with a merged decision, a refused request spends nothing. Their results then
+// show what they have left, uncharged, for the fields the refusal writes, and
+// their observers see the request uncharged, and what failed to be given back,
+// when each finishes. Requires the scope's lock.
+func refuseSeparate(others []*Ticket) {
+	for _, o := range others {
+		if !o.allowed {
+			continue // a refusal in shadow mode charged nothing
+		}
+		o.finished = true // o's Finish gives back nothing more
+		var rc releaseContext
+		for i := range o.results {
+			o.l.uncharge(rc.of(o.r, o.l.releaseTimeout), o, &o.reqs[i], &o.results[i])
+			o.results[i].Allowed, o.results[i].Delay = false, 0
+		}
+		rc.end()
+		o.allowed = false
+	}
+}
+
 // Value returns the scope itself for scopeKey, then the router's value for a key
 // it holds, then the parent context's value.
 func (s *scope) Value(key any) any {

@@ -157,3 +157,82 @@ func TestSettleRefundsTheWindowTheChargeWasCountedIn(t *testing.T) {
 		})
 	}
 }
+
+// probe is a decision of policy at peerKey's key and cost, charged (a probe that
+// admits spends what it asks).
+func probe(t *testing.T, store core.Store, policy core.Policy, cost int64) core.Result {
+	t.Helper()
+	res, err := store.Decide(context.Background(), core.Request{Policy: policy, Key: "ip:192.0.2.1", Cost: cost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A rule that only a shadow route declares, refused within an admitted merged
+// decision, was never charged: a settle function that gives back what a failed
+// request was charged gives nothing back of it, and neither does a request that
+// ends before its handler.
+func TestAnObservedRefusalIsNeverGivenBack(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	trial := core.MustPolicy("trial", core.FixedWindow, core.PerMinute(1))
+	store, _ := newStore(t)
+	app := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	route := httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(trial, peerKey)),
+		httpengine.WithShadow(), httpengine.WithSettle(refundOn5xx))
+	down := httpengine.Must(brokenStore{err: errBackend}, httpengine.Limit(api, peerKey))
+	send := func(handler http.HandlerFunc) *httptest.ResponseRecorder {
+		var got *httptest.ResponseRecorder
+		serve(app, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+			got = serve(route, r, handler)
+		})
+		return got
+	}
+	if w := send(ok); w.Code != http.StatusOK {
+		t.Fatalf("first: %d", w.Code)
+	}
+	// trial refuses (observed); the handler fails, and the route's settle
+	// function gives back what each policy was charged.
+	if w := send(failing); w.Code != http.StatusBadGateway {
+		t.Fatalf("second: %d", w.Code)
+	}
+	if res := probe(t, store, trial, 1); res.Allowed {
+		t.Fatalf("after a settled failure: trial admits again within its minute of 1: a refusal it never charged was refunded")
+	}
+	// A limiter further in cannot decide: the request spends nothing.
+	var code int
+	send(func(_ http.ResponseWriter, r *http.Request) { code = serve(down, r, ok).Code })
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("third: %d, want 503", code)
+	}
+	if res := probe(t, store, trial, 1); res.Allowed {
+		t.Fatalf("after an undecided request: trial admits again within its minute of 1: a refusal it never charged was given back")
+	}
+}
+
+// The same over three layers on one store: an app-wide limiter, a shadow one
+// trying out trial beside the app-wide policy, and a route. The route merges
+// with a decision that holds trial's observed refusal: refused by the route's
+// gate, it gives back nothing of trial, which it never charged; admitted, trial
+// still only observes, and never refuses the request.
+func TestAnObservedRefusalStaysObservedUnderAThirdLayer(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(100))
+	trial := core.MustPolicy("trial", core.FixedWindow, core.PerMinute(1))
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(2))
+	store, clock := newStore(t)
+	probe(t, store, trial, 1) // trial is spent: it refuses, observed
+	app := httpengine.Must(store, httpengine.Limit(api, peerKey))
+	shadow := httpengine.Must(store, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(trial, peerKey)), httpengine.WithShadow())
+	route := httpengine.Must(store, httpengine.Limit(gate, peerKey))
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		if w, _ := through(clock, request("192.0.2.1:1"), app, shadow, route); w.Code != want {
+			t.Fatalf("request %d: %d (RateLimit %q), want %d", i+1, w.Code, w.Header().Get("RateLimit"), want)
+		}
+	}
+	if res := probe(t, store, trial, 1); res.Allowed {
+		t.Fatalf("trial admits again within its minute of 1: the route's refusal gave back a refusal trial never charged")
+	}
+	if res := probe(t, store, api, 1); res.Remaining != 97 {
+		t.Fatalf("api after two admitted requests and this probe: %d left, want 97", res.Remaining)
+	}
+}

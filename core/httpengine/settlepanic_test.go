@@ -127,3 +127,37 @@ func TestMergeErrorOfAnAbsorbedDecisionIsReported(t *testing.T) {
 		t.Fatalf("the middle observer saw %v, want the failed refund of the outer excess", seen.errs)
 	}
 }
+
+// A route on another store refuses, so the app-wide decision gives its charge
+// back, and the refund fails. An observer that panics on that error panics the
+// request, but only once the app-wide decision finishes, with its lease
+// released: giving back while the route refused held the request's scope, and a
+// panic there left it held, so the app-wide Finish waited for it forever.
+func TestPanickingErrorObserverOfARefusalsGiveBackHoldsNothing(t *testing.T) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerMinute(10))
+	slots := core.MustConcurrencyPolicy("slots", 1, time.Minute)
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(1))
+	appStore, _ := newStore(t)
+	routeStore, _ := newStore(t)
+	probe(t, routeStore, gate, 1) // the route refuses
+	app := httpengine.Must(failingRefunds{appStore}, httpengine.Stack(httpengine.Limit(api, peerKey), httpengine.Limit(slots, peerKey)),
+		httpengine.WithObserver(panickingOnError{}))
+	route := httpengine.Must(routeStore, httpengine.Limit(gate, peerKey))
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		serve(app, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) { serve(route, r, ok) })
+	}()
+	select {
+	case p := <-done:
+		if p != "observer bug" {
+			t.Fatalf("recovered %v, want the observer's panic", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request never returned: the app-wide Finish waits for the request's scope, held since the refusal")
+	}
+	if w := serve(app, request("192.0.2.1:1"), ok); w.Code != http.StatusOK {
+		t.Fatalf("the app-wide limiter alone answers %d (RateLimit %q), want 200: the refused request kept its slot",
+			w.Code, w.Header().Get("RateLimit"))
+	}
+}

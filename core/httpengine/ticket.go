@@ -65,7 +65,7 @@ type Ticket struct {
 	scope          *scope        // the request's scope, where this ticket is an admitted decision
 	outer          *Ticket       // the request's admitted decision before this one, not finished yet
 	extraObservers []Observer    // observers of absorbed tickets other than the Limiter's own
-	mergeErrors    []error       // what the merge failed to give back of the outer decision, reported at Finish
+	giveBackErrors []error       // what failed to be given back (of t, or of the outer decision it merged), reported at Finish
 	ownReqs        []core.Request
 	ownResults     []core.Result
 	mergedReqs     []core.Request
@@ -165,12 +165,7 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 	if sc == nil {
 		l.writeFields(t, h, nil)
 	} else {
-		// Under the scope's lock: an outer decision's Finish may run now (a
-		// TimeoutHandler between the layers), and recycles it only once removed.
-		var room [4]*Ticket
-		sc.mu.Lock()
-		l.writeFields(t, h, sc.separate(room[:0]))
-		sc.mu.Unlock()
+		l.writeFieldsBeside(t, h, sc)
 	}
 	switch {
 	case t.allowed:
@@ -253,6 +248,22 @@ func declareOne(a, b []core.Request) bool {
 		}
 	}
 	return false
+}
+
+// writeFieldsBeside writes the fields of t, decided in scope sc, beside the
+// request's decisions that t did not merge with (see writeFields), which t's
+// refusal gives back (refuseSeparate). Under the scope's lock: an outer
+// decision's Finish may run now (a TimeoutHandler between the layers), and
+// recycles it only once removed.
+func (l *Limiter) writeFieldsBeside(t *Ticket, h http.Header, sc *scope) {
+	var room [4]*Ticket
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	others := sc.separate(room[:0])
+	if !t.allowed && !t.shadow {
+		refuseSeparate(others)
+	}
+	l.writeFields(t, h, others)
 }
 
 // notify tells t's observers about its decision.
@@ -406,8 +417,9 @@ func (t *Ticket) Delay() time.Duration {
 // the longest of a stack). The wait is bounded by the policy's queue
 // (burst×period/limit): a request that would wait longer was refused at once. When
 // ctx ends first, Wait gives the request's slot and cost back to the store
-// (refunds, when it is a core.Refunder, and releases leases) and returns an error
-// wrapping ctx's: the adapter then returns without running the handler.
+// (refunds, when it is a core.Refunder, and releases leases), and what the
+// request's other decisions charged on theirs, and returns an error wrapping
+// ctx's: the adapter then returns without running the handler.
 func (t *Ticket) Wait(ctx context.Context) error {
 	if t == nil || t.disposition != Admitted || t.delay <= 0 {
 		return nil
@@ -418,8 +430,10 @@ func (t *Ticket) Wait(ctx context.Context) error {
 	case <-timer.C:
 		return nil
 	case <-ctx.Done():
-		t.finished = true // first: Finish must not give back again after a panic in giveBack
-		t.l.giveBack(t, giveBackAll, 0)
+		// The request never reaches its handler: as when a Limiter further in
+		// cannot decide it, it spends nothing, of this decision nor of the
+		// request's others on any store (t is the scope's latest).
+		t.scope.giveBackOuter()
 		return endedEarly(ctx, ctx.Err())
 	}
 }
@@ -441,7 +455,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 		t.scope.remove(t) // after a merge with t in progress: absorbed is final
 	}
 	if t.absorbed {
-		l.reportMergeErrors(t) // t's leases are the absorbing decision's to give back
+		l.reportGiveBackErrors(t) // t's leases are the absorbing decision's to give back
 		t.reset()
 		l.tickets.Put(t)
 		return
@@ -455,106 +469,12 @@ func (t *Ticket) Finish(status int, completed bool) {
 		}
 		l.giveBack(t, how, status)
 	}
-	l.reportMergeErrors(t)
+	l.reportGiveBackErrors(t)
 	if t.eventDue {
 		l.notify(t)
 	}
 	t.reset()
 	l.tickets.Put(t)
-}
-
-// reportMergeErrors tells the observer what t's merge failed to give back of the
-// outer decision. Finish calls it once t's own leases are given back, so that an
-// observer that panics leaks none of them.
-func (l *Limiter) reportMergeErrors(t *Ticket) {
-	for _, err := range t.mergeErrors {
-		l.afterError(t.r, err)
-	}
-}
-
-// giveBackMode is what giveBack gives back of each rate policy's charge.
-type giveBackMode uint8
-
-const (
-	giveBackLeases  giveBackMode = iota // nothing: the handler panicked
-	giveBackSettled                     // what the policy's settle function does not keep
-	giveBackAll                         // everything: the request never reached its handler
-)
-
-// giveBack releases t's concurrency leases and gives back what how says of each
-// rate policy's charge, on a context detached from the (perhaps cancelled)
-// request and bounded by the release timeout. Failures go to the observers.
-func (l *Limiter) giveBack(t *Ticket, how giveBackMode, status int) {
-	if t.allowed {
-		l.giveBackFrom(t, how, status, 0)
-	}
-}
-
-// giveBackFrom is giveBack from t's from-th request on. A settle function or an
-// observer that panics (a bug in the application) panics the request, but first
-// the requests after the one it concerned are given back as a panicking handler's
-// are: their leases released, their charges kept.
-func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int) {
-	var ctx releaseContext // made on first use: most requests give nothing back
-	i := from
-	defer func() {
-		ctx.end()
-		if i < len(t.reqs) { // unwinding a panic at request i: the panic goes on after this
-			l.giveBackFrom(t, giveBackLeases, 0, i+1)
-		}
-	}()
-	for ; i < len(t.reqs); i++ {
-		req := &t.reqs[i]
-		lease := t.results[i].Lease
-		var refund int64
-		switch {
-		case lease != 0 || req.Policy.Algorithm() == core.Concurrency || l.refunder == nil:
-		case t.results[i].Unenforced: // admitted without being counted: nothing to refund
-		case how == giveBackAll:
-			refund = req.EffectiveCost()
-		case how == giveBackSettled:
-			if s := t.settlerOf(i); s != nil {
-				charged := req.EffectiveCost()
-				refund = charged - min(max(s.settle(t.r, status, charged), 0), charged)
-			}
-		}
-		if lease == 0 && refund == 0 {
-			continue
-		}
-		if lease != 0 {
-			if err := l.store.Release(ctx.of(t.r, l.releaseTimeout), *req, lease); err != nil {
-				l.afterError(t.r, fmt.Errorf("%w: release lease of policy %q: %w", ErrStore, req.Policy.Name(), err))
-			}
-			continue
-		}
-		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: refund}
-		if err := l.refunder.Refund(ctx.of(t.r, l.releaseTimeout), give, t.results[i].DecidedAt); err != nil {
-			l.afterError(t.r, fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err))
-		}
-	}
-}
-
-// releaseContext is the context of a request's releases and refunds: detached
-// from the request (which may have ended), bounded by the release timeout, and
-// made when first needed.
-type releaseContext struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-// of returns the context, making it from r's on first use.
-func (c *releaseContext) of(r *http.Request, timeout time.Duration) context.Context {
-	if c.ctx == nil {
-		c.ctx, c.cancel = context.WithTimeout(context.WithoutCancel(r.Context()), timeout)
-	}
-	return c.ctx
-}
-
-// end releases the context's timer, if it was made.
-func (c *releaseContext) end() {
-	if c.cancel != nil {
-		c.cancel()
-	}
 }
 
 // settlerOf is the Limiter whose settle function settles the charge of t's i-th
@@ -618,7 +538,7 @@ func (t *Ticket) reset() {
 		t.next, t.scope, t.outer = nil, nil, nil
 	}
 	t.eventDue, t.absorbed = false, false
-	t.mergeErrors = nil
+	t.giveBackErrors = nil
 	if t.merged {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults

@@ -17,7 +17,9 @@ type Observer = httpengine.Observer
 // Event is one decided request, as an Observer sees it: the request, what was
 // asked of the store and its answer per policy, whether the request was allowed,
 // shadow mode, and whether a key fallback was taken. Event.Verdict(i) is what the
-// i-th policy amounted to. Its fields: httpengine.Event.
+// i-th policy amounted to; Event.Shown(i) names, for a policy a merged decision
+// charges under two keys, the one result the response shows. Its fields:
+// httpengine.Event.
 type Event = httpengine.Event
 
 // Verdict is what one policy of a decided request amounted to (Event.Verdict).

@@ -22,7 +22,7 @@ const (
 
 // HTTPObserver returns the httplimit.Observer that counts every HTTP decision, on
 // any store, in ratelimit_decisions_total{policy,result} (one count per policy of
-// the decision), the requests whose key function found no identity in
+// the decision, also for a policy charged under two keys), the requests whose key function found no identity in
 // ratelimit_key_fallbacks_total{policy,kind}, and the requests that could not be decided in
 // ratelimit_errors_total{reason}. Attach it to every Limiter:
 //
@@ -39,11 +39,15 @@ func (m *Metrics) HTTPObserver() httplimit.Observer {
 // httpObserver is Metrics seen as an httplimit.Observer.
 type httpObserver struct{ m *Metrics }
 
-// OnDecision counts each policy's verdict.
+// OnDecision counts each policy's verdict, once per request: a policy a merged
+// decision charges under two keys counts as the bucket the RateLimit field shows
+// (Event.Shown).
 func (o httpObserver) OnDecision(e *httplimit.Event) {
 	if o.m.decisions != nil {
 		for i := range e.Results {
-			o.m.decisions.WithLabelValues(e.Results[i].Policy, string(e.Verdict(i))).Inc()
+			if k := e.Shown(i); k >= 0 {
+				o.m.decisions.WithLabelValues(e.Results[k].Policy, string(e.Verdict(k))).Inc()
+			}
 		}
 	}
 }

@@ -154,3 +154,36 @@ func TestResultValuesAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// One policy declared app-wide per address and on a route per account is two
+// buckets in one merged decision: each request is counted once for the policy,
+// by the bucket its RateLimit field shows, as the fields list it once.
+func TestHTTPObserverCountsAPolicyUnderTwoKeysOnce(t *testing.T) {
+	registry := prometheus.NewRegistry()
+	metrics, err := prommetrics.New(registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
+	defer store.Close()
+	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(10))
+	address := func(*http.Request) (string, error) { return "ip:192.0.2.1", nil }
+	account := func(r *http.Request) (string, error) { return "user:" + r.Header.Get("X-User"), nil }
+	observe := httplimit.WithObserver(metrics.HTTPObserver())
+	route := nethttp.Middleware(store, httplimit.Limit(api, account), httplimit.WithCost(5), observe)(http.HandlerFunc(ok))
+	h := nethttp.Middleware(store, httplimit.Limit(api, address), observe)(route)
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		if code := send(h, "192.0.2.1:1", "X-User", "alice"); code != want {
+			t.Fatalf("request %d: %d, want %d", i+1, code, want)
+		}
+	}
+	families := scrape(t, registry)
+	for result, want := range map[string]float64{prommetrics.ResultAllowed: 2, prommetrics.ResultDenied: 1} {
+		if got := value(t, families, prommetrics.DecisionsName, "policy", "api", "result", result); got != want {
+			t.Errorf("api %s: %v, want %v", result, got, want)
+		}
+	}
+	if got, ok := lookup(families, prommetrics.DecisionsName, "policy", "api", "result", prommetrics.ResultUncharged); ok {
+		t.Errorf("api uncharged: %v, want none: the refused request counted twice", got)
+	}
+}

@@ -19,9 +19,10 @@ const preLimitShards = 16
 // r has passed (admissions elsewhere only spend more, and time only recovers it), so
 // requests of at least cost c are refused until then, with the time that is left.
 // Concurrency policies are never remembered: their leases can be released early.
-// Two things can make the shared store admit sooner, and the pre-limiter does not see
-// them: a refund (core.Refunder) of that key, and a policy whose parameters changed
-// under the same name (a new ID, so the entry no longer matches).
+// Two things can make the shared store admit sooner: a refund (core.Refunder) of that
+// key, which this store's Refund accounts for once it succeeded (refunded; a refund
+// through another replica, the pre-limiter does not see), and a policy whose
+// parameters changed under the same name (a new ID, so the entry no longer matches).
 //
 // Memory is bounded: at most maxKeys entries, each dropped when its time has passed;
 // a refusal that finds its shard full of live entries is not remembered.
@@ -105,6 +106,34 @@ func (p *preLimiter) remember(req *core.Request, res *core.Result, now int64) {
 	sh.entries[k] = e
 	if len(sh.entries) == 1 || e.until < sh.earliest {
 		sh.earliest = e.until
+	}
+}
+
+// refunded updates what the pre-limiter remembers of req's key once req's cost was
+// given back to the shared store. A refusal of cost c stays true of cost c+x after a
+// refund of x, since a refund gives back at most its cost (less, to a sliding window
+// whose charge has aged into the previous period), with as much more remaining: the
+// entry is kept, so a refused request that keeps coming after each refund (an HTTP
+// merged decision refused beside an app-wide charge gives it back) is still refused
+// without a round trip. A queue admits any cost once its slot is within reach, which
+// the refund brings nearer: a leaky bucket's entry is dropped.
+func (p *preLimiter) refunded(req *core.Request) {
+	if p == nil || req.Policy.Algorithm() == core.Concurrency {
+		return
+	}
+	k := preKey{req.Policy.ID(), req.Key}
+	sh := p.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.entries[k]
+	switch {
+	case !ok:
+	case req.Policy.Algorithm() == core.LeakyBucket:
+		delete(sh.entries, k)
+	default:
+		e.cost += req.EffectiveCost()
+		e.remaining = min(e.remaining+req.EffectiveCost(), req.Policy.Capacity())
+		sh.entries[k] = e
 	}
 }
 

@@ -29,6 +29,10 @@ var _ core.Refunder = (*Store)(nil)
 // and the error says so, wrapping core.ErrStoreUnavailable: the charge stays, so a
 // lost refund can only make the store admit less, never more.
 //
+// Once the refund succeeded, the pre-limiter refuses a request of req's key only at
+// req's cost more than the refusal it remembers, which the refund may have made the
+// shared store admit (preLimiter.refunded).
+//
 // chargedAt is the Result.DecidedAt of the admission: the shared store's instant
 // when it charged the request. A result decided in process memory (Local mode, or a
 // slow call decided from the last answer) has none, because its cost is paid to the
@@ -48,8 +52,10 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	start, now := s.instant()
 	given := s.refundInMemory(ctx, &req, now)
 	if given == req.EffectiveCost() {
+		s.pre.refunded(&req)
 		return nil
 	}
+	whole := req
 	req.Cost = req.EffectiveCost() - given
 	slot := s.slots.of(&req)
 	if !s.closedFor(&req, slot) {
@@ -58,6 +64,7 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return refunder.Refund(ctx, req, chargedAt) })
 	switch o {
 	case succeeded:
+		s.pre.refunded(&whole)
 		return nil
 	case canceled:
 		return fmt.Errorf("resilient: refund of policy %q: %w", req.Policy.Name(), err)

@@ -136,3 +136,57 @@ func TestRefundOfALocalDecisionTakesNothingFromASharedWindow(t *testing.T) {
 		t.Fatalf("the shared window after the refund: %+v, %v; want remaining 6 (3 counted before the outage, and this 1)", res, err)
 	}
 }
+
+// A refund can make the shared store admit what it refused. Once it succeeded, the
+// pre-limiter, which refuses only what the shared store would, refuses a request of
+// the key only at the refund's cost more than the refusal it remembers, still
+// without a round trip; a smaller one is the shared store's to decide. A refund that
+// fails changes nothing. A queue's refusal is forgotten: a refund brings its slot
+// nearer, whatever the cost.
+func TestARefundRaisesTheCostThePreLimiterRefuses(t *testing.T) {
+	ctx := context.Background()
+	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(10))
+	r := newRig(t)
+	decide := func(what string, cost int64, allowed bool, remaining int64, calls int64) {
+		t.Helper()
+		before := r.shared.calls.Load()
+		res, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: cost})
+		if got := r.shared.calls.Load() - before; err != nil || res.Allowed != allowed || res.Remaining != remaining || got != calls {
+			t.Fatalf("%s: %+v %v after %d shared calls; want allowed %v, remaining %d after %d", what, res, err, got, allowed, remaining, calls)
+		}
+	}
+	charge, err := r.store.Decide(ctx, core.Request{Policy: p, Key: "k", Cost: 7})
+	if err != nil || !charge.Allowed {
+		t.Fatalf("charge 7: %+v %v", charge, err)
+	}
+	decide("cost 4 of the 3 left", 4, false, 3, 1)
+	r.shared.fail(errDown)
+	if err := r.store.Refund(ctx, core.Request{Policy: p, Key: "k", Cost: 1}, charge.DecidedAt); err == nil {
+		t.Fatal("a refund through a failing store succeeded")
+	}
+	r.shared.heal()
+	decide("cost 4 after a failed refund", 4, false, 3, 0)
+	if err := r.store.Refund(ctx, core.Request{Policy: p, Key: "k", Cost: 1}, charge.DecidedAt); err != nil {
+		t.Fatalf("refund: %v", err)
+	}
+	decide("cost 5 of the 4 left after the refund", 5, false, 4, 0)
+	decide("cost 4 of the 4 left", 4, true, 0, 1)
+
+	q := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(1), core.WithBurst(3))
+	queued, err := r.store.Decide(ctx, core.Request{Policy: q, Key: "k", Cost: 3})
+	if err != nil || !queued.Allowed {
+		t.Fatalf("queue 3: %+v %v", queued, err)
+	}
+	if res, err := r.store.Decide(ctx, core.Request{Policy: q, Key: "k"}); err != nil || !res.Allowed {
+		t.Fatalf("a fourth unit, its slot 3s away: %+v %v, want admitted", res, err)
+	}
+	if res, err := r.store.Decide(ctx, core.Request{Policy: q, Key: "k"}); err != nil || res.Allowed {
+		t.Fatalf("a fifth unit behind 4s of the queue: %+v %v, want refused", res, err)
+	}
+	if err := r.store.Refund(ctx, core.Request{Policy: q, Key: "k"}, queued.DecidedAt); err != nil {
+		t.Fatalf("refund: %v", err)
+	}
+	if res, err := r.store.Decide(ctx, core.Request{Policy: q, Key: "k"}); err != nil || !res.Allowed {
+		t.Fatalf("a unit behind 3s of the queue after the refund: %+v %v, want admitted", res, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -160,6 +161,94 @@ func RunComposition(t *testing.T, build Build) {
 		run(t, h, []step{{path: "/y", code: 200, rateLimit: `"api";r=9;t=60`}})
 	})
 
+	t.Run("an app-wide concurrency lease is released by a route's refusal", func(t *testing.T) {
+		store := newStore(t)
+		slots := core.MustConcurrencyPolicy("slots", 1, time.Minute)
+		route := core.MustPolicy("route", core.FixedWindow, core.PerMinute(1))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(slots, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key))},
+		})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"slots";r=0;t=60, "route";r=0;t=60`},
+			// The route refuses: the one slot is free again (r=1), and stays free.
+			{path: "/x", code: 429, rateLimit: `"slots";r=1;t=0, "route";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"slots";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"slots";r=0;t=60`},
+		})
+	})
+
+	t.Run("the same policy under two keys charges both, all-or-nothing", func(t *testing.T) {
+		// App-wide, "api" per client address; on the route, "api" per account at
+		// cost 5. Two buckets: the address's is charged 1 by every request, the
+		// account's 5 by each on the route; a refusal by either charges neither.
+		// The fields list "api" once, as the bucket nearer its limit.
+		store := newStore(t)
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, valueHeader), httpengine.WithCost(5))},
+		})
+		run(t, h, []step{
+			{path: "/x", value: "alice", code: 200, rateLimit: `"api";r=5;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/x", value: "alice", code: 200, rateLimit: `"api";r=0;t=60`, policy: `"api";q=10;w=60`},
+			{path: "/x", value: "alice", code: 429, rateLimit: `"api";r=0;t=60`, policy: `"api";q=10;w=60`},
+			// The address's bucket: 10 - 2, the refusal given back, then this one.
+			{path: "/y", code: 200, rateLimit: `"api";r=7;t=60`},
+			{path: "/x", value: "bob", code: 200, rateLimit: `"api";r=5;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=5;t=60`},
+		})
+	})
+
+	t.Run("a route on another store that refuses spends nothing app-wide", func(t *testing.T) {
+		store := newStore(t)
+		gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(1))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(newStore(t), httpengine.Limit(gate, ip.Key))},
+		})
+		run(t, h, []step{
+			{path: "/x", code: 200, rateLimit: `"api";r=9;t=60, "gate";r=0;t=60`},
+			{path: "/x", code: 429, rateLimit: `"api";r=9;t=60, "gate";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=8;t=60`},
+		})
+	})
+
+	t.Run("a route that refuses spends nothing of an app-wide PerIP", func(t *testing.T) {
+		perIP, err := httpengine.PerIP(core.PerHour(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(1))
+		h := build(Layout{
+			App:   []*httpengine.Limiter{perIP},
+			Route: []*httpengine.Limiter{httpengine.Must(newStore(t), httpengine.Limit(gate, ip.Key))},
+		})
+		for i, want := range []struct {
+			path string
+			code int
+			left string
+		}{{"/x", 200, `"per-ip";r=1;`}, {"/x", 429, `"per-ip";r=1;`}, {"/y", 200, `"per-ip";r=0;`}} {
+			if w := send(h, want.path); w.Code != want.code || !strings.HasPrefix(w.Header().Get("RateLimit"), want.left) {
+				t.Fatalf("request %d (%s): %d %q, want %d and %s…", i+1, want.path, w.Code, w.Header().Get("RateLimit"), want.code, want.left)
+			}
+		}
+	})
+
+	t.Run("a shadow route weighing an app-wide policy never refuses", func(t *testing.T) {
+		// The route tries out a weight of 4 for "api" in shadow mode: the app
+		// enforces "api" at its own cost, 1, and the trial never refuses.
+		store := newStore(t)
+		h := build(Layout{
+			App:   []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key), httpengine.WithCost(4), httpengine.WithShadow())},
+		})
+		steps := []step{}
+		for left := 9; left >= 0; left-- {
+			steps = append(steps, step{path: "/x", code: 200, rateLimit: `"api";r=` + strconv.Itoa(left) + `;t=60`})
+		}
+		run(t, h, append(steps, step{path: "/x", code: 429, rateLimit: `"api";r=0;t=60`}))
+	})
+
 	t.Run("stack under an app-wide limit", func(t *testing.T) {
 		store := newStore(t)
 		account := core.MustPolicy("account", core.SlidingLog, core.PerMinute(2))
@@ -243,7 +332,9 @@ func RunComposition(t *testing.T, build Build) {
 			// The innermost limiter writes the fields, and hides neither layer.
 			{path: "/y", code: 200, rateLimit: `"api";r=4;t=60, "peer";r=98;t=60`,
 				policy: `"api";q=10;w=60, "peer";q=100;w=60`},
-			{path: "/x", code: 429, rateLimit: `"peer";r=97;t=60, "api";r=4;t=60`},
+			// Refused by the route: nothing of either store is spent (peer keeps 98).
+			{path: "/x", code: 429, rateLimit: `"peer";r=98;t=60, "api";r=4;t=60`},
+			{path: "/y", code: 200, rateLimit: `"api";r=3;t=60, "peer";r=97;t=60`},
 		})
 	})
 

@@ -6,9 +6,10 @@
 //     function panics, behind one middleware (a Mount);
 //
 //   - RunComposition: limiters declared app-wide and per route make one decision
-//     per request (the same policy charged once at the inner cost, different
-//     policies all-or-nothing, one RateLimit field listing each policy once, one
-//     observer event), per-route costs from one app-wide table, values stored
+//     per request (the same policy charged once at the inner cost, or in both
+//     buckets under two keys, different policies all-or-nothing, one RateLimit
+//     field listing each policy once, one observer event, no lease left by a
+//     refusal), per-route costs from one app-wide table, values stored
 //     the router's way reaching keyfuncs.Tenant and keyfuncs.User, and no lease
 //     leaked when an observer panics on a merge's failed refund (a Build);
 //

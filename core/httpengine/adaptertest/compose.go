@@ -170,11 +170,11 @@ func RunComposition(t *testing.T, build Build) {
 			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(route, ip.Key))},
 		})
 		run(t, h, []step{
-			{path: "/x", code: 200, rateLimit: `"slots";r=0;t=60, "route";r=0;t=60`},
+			{path: "/x", code: 200, rateLimit: `"slots";r=0, "route";r=0;t=60`},
 			// The route refuses: the one slot is free again (r=1), and stays free.
-			{path: "/x", code: 429, rateLimit: `"slots";r=1;t=0, "route";r=0;t=60`},
-			{path: "/y", code: 200, rateLimit: `"slots";r=0;t=60`},
-			{path: "/y", code: 200, rateLimit: `"slots";r=0;t=60`},
+			{path: "/x", code: 429, rateLimit: `"slots";r=1, "route";r=0;t=60`},
+			{path: "/y", code: 200, rateLimit: `"slots";r=0`},
+			{path: "/y", code: 200, rateLimit: `"slots";r=0`},
 		})
 	})
 

@@ -16,8 +16,7 @@
 // decision per request. A policy declared by both layers for the same key is
 // charged once, at the inner declaration's cost: the report above costs 5 of the
 // client's "api" bucket, not 6; under different keys, both buckets are charged.
-// The merged rules are all-or-nothing. Weights are better in
-// the outer layer's WithRouteCosts table: an outer layer that refuses on its own
-// has not seen the route's WithCost, and its Retry-After is for its own cost. In
-// full, with a request's path: docs/composition.md.
+// The merged rules are all-or-nothing. Weights are better in the outer layer's
+// WithRouteCosts table: an outer layer that refuses on its own has not seen the
+// route's WithCost, and its Retry-After is for its own cost. docs/composition.md.
 package httplimit

@@ -2,6 +2,8 @@ package memory_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,15 +54,23 @@ func TestDecisionOnTheKeysOwnEntryNeverOverflows(t *testing.T) {
 	}
 }
 
-// A store of another kind (here a wrapper) is simply asked Decide, and its decision
-// counts as the key's own: only the memory store is known to share an entry between
-// keys.
-func TestDecisionOnTheKeysOwnEntryOfAnotherStore(t *testing.T) {
-	store := struct{ core.Store }{memory.MustNew(memory.WithSweepInterval(0))}
+// The mark travels in the context, so a store wrapping a memory store passes it on:
+// with no room, the wrapped store decides nothing either; with room, the key's own
+// entry is charged.
+func TestDecisionOnTheKeysOwnEntryThroughAWrapper(t *testing.T) {
+	clock := storetest.NewClock()
+	store := struct{ core.Store }{memory.MustNew(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithMaxKeys(1), memory.WithShards(1))}
 	defer store.Close()
+	ctx := context.Background()
 	p := core.MustPolicy("api", core.TokenBucket, core.PerMinute(5))
-	res, own, err := ownentry.Decide(context.Background(), store, core.Request{Policy: p, Key: "k", Cost: 2})
+	res, own, err := ownentry.Decide(ctx, store, core.Request{Policy: p, Key: "k", Cost: 2})
 	if err != nil || !own || !res.Allowed || res.Remaining != 3 {
-		t.Fatalf("%+v, own %v, %v; want decided by the store's Decide, 3 left", res, own, err)
+		t.Fatalf("with room: %+v, own %v, %v; want charged on its own entry, 3 left", res, own, err)
+	}
+	if res, own, err := ownentry.Decide(ctx, store, core.Request{Policy: p, Key: "other", Cost: 2}); err != nil || own || res.Allowed {
+		t.Fatalf("no room: %+v, own %v, %v; want nothing decided", res, own, err)
+	}
+	if _, err := store.Decide(ownentry.Only(ctx), core.Request{Policy: p, Key: "other"}); !errors.Is(err, ownentry.ErrNoRoom) || !strings.Contains(err.Error(), `"api"`) {
+		t.Fatalf("the store's own error: %v, want ownentry.ErrNoRoom naming the policy", err)
 	}
 }

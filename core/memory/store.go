@@ -164,45 +164,24 @@ func checkContext(ctx context.Context) error {
 }
 
 // Decide applies one request. It allocates nothing when the key already has state.
+// A key without an entry, in a shard full of entries that still restrict their keys,
+// is decided against its policy's overflow entry.
 func (s *Store) Decide(ctx context.Context, req core.Request) (res core.Result, err error) {
-	_, err = s.decide(ctx, &req, true, &res)
-	return res, err
-}
-
-func init() { ownentry.Register(decideOwn) }
-
-// decideOwn is the memory store's ownentry.Decider: a Store decides req on the key's
-// own entry, and decides nothing when its shard has no room for one.
-func decideOwn(ctx context.Context, store core.Store, req core.Request) (res core.Result, own, handled bool, err error) {
-	s, ok := store.(*Store)
-	if !ok {
-		return res, false, false, nil
-	}
-	own, err = s.decide(ctx, &req, false, &res)
-	return res, own, true, err
-}
-
-// decide applies one request, into res, and reports whether it was decided on the
-// key's own entry. A key without an entry, in a shard full of entries that still
-// restrict their keys, is decided against its policy's overflow entry when overflow
-// is set; otherwise nothing is decided or charged, and own is false.
-func (s *Store) decide(ctx context.Context, req *core.Request, overflow bool, res *core.Result) (own bool, err error) {
 	if s.closed.Load() {
-		return false, ErrClosed
+		return res, ErrClosed
 	}
 	if err := checkContext(ctx); err != nil {
-		return false, err
+		return res, err
 	}
 	if err := req.Check(); err != nil {
-		return false, err
+		return res, err
 	}
 	now := s.now()
 	h := s.hash(req.Policy.ID(), req.Key)
 	e := s.shard(h).acquire(h, req.Policy, req.Key, s.perShard, now)
-	own = e != nil
-	if !own {
-		if !overflow {
-			return false, nil
+	if e == nil {
+		if ownentry.Requested(ctx) { // a charge that must stay with its key: none here
+			return res, fmt.Errorf("memory: policy %q: %w", req.Policy.Name(), ownentry.ErrNoRoom)
 		}
 		e = s.lockOverflow(req.Policy)
 		s.overflowed.Add(1)
@@ -210,18 +189,18 @@ func (s *Store) decide(ctx context.Context, req *core.Request, overflow bool, re
 	switch req.Policy.Algorithm() {
 	case core.SlidingLog:
 		e.makeRoomInLog()
-		transition.StepInPlace(&e.state, req, now, res) // appends in place
+		transition.StepInPlace(&e.state, &req, now, &res) // appends in place
 	case core.Concurrency:
 		leases := e.state.Leases
-		transition.StepInPlace(&e.state, req, now, res)
+		transition.StepInPlace(&e.state, &req, now, &res)
 		if res.Allowed {
 			e.state.Leases = anchor(leases, e.state.Leases)
 		}
 	default:
-		transition.StepInPlace(&e.state, req, now, res) // without touching the slices' cache line
+		transition.StepInPlace(&e.state, &req, now, &res) // without touching the slices' cache line
 	}
 	e.mu.Unlock()
-	return own, nil
+	return res, nil
 }
 
 // maxInlineStack is the stack size DecideStack handles without allocating.

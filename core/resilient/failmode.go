@@ -77,17 +77,21 @@ func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, n
 	return lreq, nil
 }
 
-// errNoRoom is spendOwn's answer when the local store has no room for the key.
+// errNoRoom is spendOwn's answer when the local store has no room for the key's
+// charge.
 var errNoRoom = errors.New("resilient: no room for the key in the local store")
 
 // spendOwn charges req, a seed, to its key's own state in the local store, or
-// charges nothing and returns errNoRoom when the local store has no room for it (a
-// memory store full of keys that still restrict their clients). A seed must stay
-// with its key: charged to the policy's overflow entry, it was lost once a slot
-// freed, and the key's own entry started full.
+// returns errNoRoom when that state cannot take it: the local store has no room for
+// the key (a memory store full of keys that still restrict their clients), or the
+// key's own state refuses the charge (a concurrency key's seed beside local leases
+// the shared store would not take over). A seed must stay with its key, and be held
+// before it counts: charged to the policy's overflow entry, it was lost once a slot
+// freed, and the key's own entry started full; recorded though refused, a second
+// outage admitted 4 requests in flight of 2 (TestSeedThatDoesNotFitIsNotHeld).
 func (s *Store) spendOwn(ctx context.Context, req core.Request) error {
-	_, own, err := ownentry.Decide(ctx, s.local, req)
-	if err == nil && !own {
+	res, own, err := ownentry.Decide(ctx, s.local, req)
+	if err == nil && (!own || !res.Allowed) {
 		return errNoRoom
 	}
 	return err

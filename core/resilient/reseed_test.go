@@ -108,3 +108,24 @@ func backFromLocalLeasesOnSharedLease(t *testing.T) *rig {
 	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("export") })
 	return r
 }
+
+// A second outage's seed that does not fit beside the key's own local leases (one
+// the shared store refused to take over, since another replica filled it) is not
+// held, and must not count as held: recorded as taken, it let the second outage
+// admit lease 5 beside 1 and 9 on the shared store and 2 in the local store, 4 in
+// flight of 2. The key is refused until its seed fits.
+func TestSeedThatDoesNotFitIsNotHeld(t *testing.T) {
+	ctx := context.Background()
+	r := inSecondOutage(t, nil, func(r *rig) {
+		if res, err := r.shared.mem.Decide(ctx, exportLease(9)); err != nil || !res.Allowed {
+			t.Fatalf("another replica's lease 9: %+v, %v", res, err)
+		}
+		if res, err := r.store.Decide(ctx, exportLease(4)); err != nil || res.Allowed {
+			t.Fatalf("back: lease 4: %+v, %v; want refused", res, err)
+		}
+	})
+	res, err := r.store.Decide(ctx, exportLease(5))
+	if err != nil || res.Allowed {
+		t.Fatalf("second outage: lease 5 with 1 and 9 (shared) and 2 (local) in flight: %+v, %v; want refused", res, err)
+	}
+}

@@ -56,7 +56,9 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 		running := s.leases.moved(k, taken)
 		switch {
 		case taken && !running: // the request ended meanwhile, and released it locally
-			s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) })
+			if err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) }); err != nil {
+				s.leases.endedAt(&lease, m.lease, now) // released when the store answers again
+			}
 		case taken:
 			if q, err := s.degrade.policy(req.Policy); err == nil {
 				_ = s.local.Release(ctx, localRequest(lease, q), m.lease)

@@ -132,29 +132,17 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 	if !s.stackClosed(slot, reqs) {
 		return s.fallbackStack(ctx, reqs, results, ErrBreakerOpen, now, true)
 	}
-	handedOver, handOverErr := succeeded, error(nil)
 	for i := range reqs {
-		if o, err := s.handOver(ctx, &reqs[i], s.slots.of(&reqs[i]), now); o != succeeded && handedOver == succeeded {
-			handedOver, handOverErr = o, err
+		// A failed hand-over ends them: the next would wait out the deadline too.
+		switch o, err := s.handOver(ctx, &reqs[i], s.slots.of(&reqs[i]), now); o { // a failed call: see handOver
+		case succeeded:
+		case canceled:
+			return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), err)
+		case broken:
+			return false, s.permanent(reqs, err)
+		default:
+			return s.failedStack(ctx, reqs, results, slot, err, now)
 		}
-	}
-	switch handedOver { // a failed call: see handOver
-	case succeeded:
-	case canceled:
-		return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), handOverErr)
-	case broken:
-		return false, s.permanent(reqs, handOverErr)
-	default:
-		if !s.stackClosed(slot, reqs) {
-			return s.fallbackStack(ctx, reqs, results, handOverErr, now, true)
-		}
-		if !s.allLocal(reqs) {
-			return s.slowMixedStack(ctx, reqs, results, handOverErr, now)
-		}
-		if allowed, ok := s.stackFromLastAnswers(reqs, results, now); ok {
-			return allowed, nil
-		}
-		return s.unknownSlowStack(reqs, results), nil
 	}
 	turns, busy, wait := s.takeTurns(reqs, now)
 	if busy {
@@ -196,6 +184,13 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 		return false, s.permanent(reqs, err)
 	}
 	s.callFailed(reqs, turns)
+	return s.failedStack(ctx, reqs, results, slot, err, now)
+}
+
+// failedStack decides reqs at now after a call to the shared store for them failed
+// with err: by their failure modes when that failure opened a breaker, else as slow
+// calls, from their last answers.
+func (s *Store) failedStack(ctx context.Context, reqs []core.Request, results []core.Result, slot int, err error, now int64) (bool, error) {
 	if !s.stackClosed(slot, reqs) {
 		return s.fallbackStack(ctx, reqs, results, err, now, true)
 	}

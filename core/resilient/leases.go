@@ -24,7 +24,7 @@ const maxFallbackLeases = 100_000
 // until they lapse, which left a key's slots taken for up to a lease timeout after
 // the outage by requests long ended. They are released there once it answers
 // again: before the key's next decision (handOver), and all of them when the
-// breakers close (releaseEnded). Releasing a lease twice, or after it lapsed, is
+// breakers close (releaseAllEnded). Releasing a lease twice, or after it lapsed, is
 // harmless: lease IDs are unique.
 type leaseBook struct {
 	mu      sync.Mutex
@@ -81,12 +81,7 @@ func (b *leaseBook) sweep(now int64, timeout time.Duration) {
 		}
 	}
 	for k, e := range b.ended {
-		live := e.leases[:0]
-		for _, l := range e.leases {
-			if now < l.until {
-				live = append(live, l)
-			}
-		}
+		live := liveEnded(e.leases, now)
 		b.nEnded.Add(int64(len(live) - len(e.leases)))
 		if e.leases = live; len(live) == 0 {
 			delete(b.ended, k)

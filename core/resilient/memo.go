@@ -24,7 +24,7 @@ const memoShards = 16
 //   - Local mode seeds each key's local allowance from what is left of that share,
 //     and never raises it while it runs (localKey, localDecided);
 //   - Local mode starts a concurrency key with the leases its latest answer said
-//     were in flight, held until the lease timeout (seedLeases);
+//     were in flight, held until those leases lapse (seedLeases);
 //   - back on the shared store, the first answer for a key whose local allowance is
 //     still recovering is followed by a charge of the difference, so that the shared
 //     store, which never saw the local admissions, does not grant them again (debt).

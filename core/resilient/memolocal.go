@@ -130,8 +130,8 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // beside leases handed over since (3 in flight of 2, TestSecondOutageCounts-
 // TheLeasesHandedOver), and a second seed that did not fit beside the first was
 // refused (TestSecondOutageReplacesTheFirstSeed). take and drop are called with the
-// memo's lock held; when take fails, the key is not seeded, and its next decision
-// seeds it.
+// memo's lock held; when take fails, the key is not seeded (its old seed is
+// dropped all the same), and its next decision seeds it.
 func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take func(cost int64, lease uint64) error, drop func(lease uint64) error) error {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()
@@ -139,31 +139,34 @@ func (m *memo) seedLeases(req *core.Request, q *core.Policy, now int64, take fun
 	if !ok || !e.known {
 		return nil
 	}
-	if e.gen != 0 && now < e.localUntil && e.at <= e.seededFrom {
-		if e.seed != 0 && now >= e.recovered {
-			// Every lease the answer counted has lapsed: the shared store would
-			// admit beside their requests now, whatever they do.
-			if err := drop(e.seed); err != nil {
-				return err
-			}
-			e.seed = 0
-			sh.entries[k] = e
+	dropSeed := func() error {
+		if e.seed == 0 {
+			return nil
 		}
-		return nil
-	}
-	if e.seed != 0 {
 		if err := drop(e.seed); err != nil {
 			return err
 		}
 		e.seed = 0
 		sh.entries[k] = e
+		return nil
+	}
+	if e.gen != 0 && now < e.localUntil && e.at <= e.seededFrom {
+		if now >= e.recovered {
+			// Every lease the answer counted has lapsed: the shared store would
+			// admit beside their requests now, whatever they do.
+			return dropSeed()
+		}
+		return nil
+	}
+	if err := dropSeed(); err != nil {
+		return err
 	}
 	capQ := q.Capacity()
 	held := capQ - min(capQ, scale(e.available(req.Policy.Capacity(), now), capQ, req.Policy.Capacity()))
 	gen := m.gen.Add(1)
 	var seed uint64
 	if held > 0 {
-		// The top bit keeps the seeded lease's ID apart from the IDs requests choose.
+		// A request's lease ID is random: it matches this one with a chance of 2⁻⁶⁴.
 		seed = 1<<63 | gen
 		if err := take(held, seed); err != nil {
 			return err // not seeded: the key's next decision seeds it

@@ -208,7 +208,7 @@ func checkListenAddress(addr string) error {
 		return err
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil {
-		return fmt.Errorf("port %q is not a port", port)
+		return fmt.Errorf("port %q: %w", port, err)
 	}
 	return nil
 }

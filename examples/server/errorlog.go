@@ -10,7 +10,7 @@ import (
 // serverErrorLog is the http.Server's ErrorLog: its lines go to logger at debug,
 // since a client can cause most of them at will (TLS handshakes, read timeouts),
 // except a handler's panic, which net/http recovers and reports here: that is a bug
-// of the server's, logged at error.
+// of the server's, logged at error, without the client's address.
 func serverErrorLog(logger *slog.Logger) *log.Logger {
 	return log.New(levelledWriter{logger}, "", 0)
 }
@@ -25,7 +25,12 @@ const panicPrefix = "http: panic serving "
 func (w levelledWriter) Write(line []byte) (int, error) {
 	msg := strings.TrimSuffix(string(line), "\n")
 	level := slog.LevelDebug
-	if strings.HasPrefix(msg, panicPrefix) {
+	if rest, ok := strings.CutPrefix(msg, panicPrefix); ok {
+		// "http: panic serving ADDR: VALUE\nSTACK": the client's address stays out of
+		// a log above debug.
+		if _, panicked, ok := strings.Cut(rest, ": "); ok {
+			msg = "http: panic serving a request: " + panicked
+		}
 		level = slog.LevelError
 	}
 	w.logger.Log(context.Background(), level, msg)

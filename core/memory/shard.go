@@ -24,8 +24,9 @@ type shard struct {
 	rng   uint64 // xorshift state that spreads eviction samples; requires mu
 	early int64  // recovered entries evicted to make room; requires mu
 	// overflowedAt is the latest instant (ms) at which reserve found no room, so
-	// that a key of the shard was decided against an overflow entry; noOverflow
-	// when none ever was. Requires mu.
+	// that a key of the shard may have been decided against an overflow entry (not
+	// when its decision asked for its own entry only); noOverflow when none ever
+	// was. Requires mu.
 	overflowedAt int64
 	_            [8]byte
 }

@@ -168,6 +168,27 @@ func TestLoginBodyThatIsNotAFormIs400(t *testing.T) {
 	}
 }
 
+// checkOneAccount logs in as each of six spellings of one username, each from its own
+// address of prefix, with a wrong password and the last with lastPassword: one
+// account's five attempts, so five 401s, then 429.
+func checkOneAccount(t *testing.T, h http.Handler, prefix string, spellings []string, lastPassword string) {
+	t.Helper()
+	for i, name := range spellings {
+		password := "guess"
+		if i == len(spellings)-1 {
+			password = lastPassword
+		}
+		r := postLocal(h, "/login", fmt.Sprintf("%s%d:1000", prefix, 10+i), loginForm(name, password).Encode())
+		want := http.StatusUnauthorized
+		if i == 5 {
+			want = http.StatusTooManyRequests
+		}
+		if r.status != want {
+			t.Fatalf("spelling %d of %.40q (%d bytes): %d, want %d", i, spellings[0], len(name), r.status, want)
+		}
+	}
+}
+
 // TestLoginSpellingsShareOneBudget: Alice, ALICE and aLice, and the NFC and NFD
 // spellings of josé, each had their own 5/min budget.
 func TestLoginSpellingsShareOneBudget(t *testing.T) {
@@ -179,20 +200,7 @@ func TestLoginSpellingsShareOneBudget(t *testing.T) {
 				{"alice", "Alice", "ALICE", "aLice", "alICE", "ALIce"},
 				{norm.NFC.String("josé"), norm.NFD.String("josé"), norm.NFC.String("JOSÉ"), norm.NFD.String("José"), "jos\u00e9", norm.NFD.String("JOSé")},
 			} {
-				for i, name := range spellings {
-					password := "guess"
-					if i == len(spellings)-1 {
-						password = loginPassword
-					}
-					r := postLocal(srv.handler, "/login", fmt.Sprintf("192.0.2.%d:1000", 10+i), loginForm(name, password).Encode())
-					want := http.StatusUnauthorized
-					if i == 5 {
-						want = http.StatusTooManyRequests
-					}
-					if r.status != want {
-						t.Fatalf("spelling %d %q: %d, want %d", i, name, r.status, want)
-					}
-				}
+				checkOneAccount(t, srv.handler, "192.0.2.", spellings, loginPassword)
 			}
 			// The handler knows the account by the same name.
 			if r := postLocal(srv.handler, "/login", "192.0.2.99:1000", loginForm("Zoë", loginPassword).Encode()); r.status != http.StatusOK {

@@ -195,14 +195,7 @@ func RunLeases(t *testing.T, serve ServeHandler) {
 
 		t.Run(name+"/refused by another policy of the stack", func(t *testing.T) {
 			l, srv := start(t, httpengine.Stack(httpengine.Limit(one, key), httpengine.Limit(once, key)), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-			if code, _ := get(t, srv); code != http.StatusOK {
-				t.Fatalf("first: %d, want 200", code)
-			}
-			for range 2 {
-				if code, _ := get(t, srv); code != http.StatusTooManyRequests {
-					t.Fatalf("over once: %d, want 429", code)
-				}
-			}
+			admittedOnceOfThree(t, srv)
 			l.settled(t, 0)
 			l.check(t, 1)
 			l.slotFree(t, one)
@@ -214,14 +207,7 @@ func RunLeases(t *testing.T, serve ServeHandler) {
 				nestedServe(inner, w, r)
 			}))
 			inner = httpengine.Must(l, httpengine.Limit(once, key))
-			if code, _ := get(t, srv); code != http.StatusOK {
-				t.Fatalf("first: %d, want 200", code)
-			}
-			for range 2 {
-				if code, _ := get(t, srv); code != http.StatusTooManyRequests {
-					t.Fatalf("over once: %d, want 429 from the nested limiter", code)
-				}
-			}
+			admittedOnceOfThree(t, srv) // refused by the nested limiter
 			l.settled(t, 0)
 			l.check(t, 3)
 			l.slotFree(t, one)
@@ -397,5 +383,19 @@ func (l *ledger) slotFree(t *testing.T, p core.Policy) {
 	}
 	if err := l.Store.Release(context.Background(), req, req.Lease); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// admittedOnceOfThree gets srv three times: a policy of one request a minute admits
+// the first and refuses the other two.
+func admittedOnceOfThree(t *testing.T, srv *httptest.Server) {
+	t.Helper()
+	if code, _ := get(t, srv); code != http.StatusOK {
+		t.Fatalf("first: %d, want 200", code)
+	}
+	for range 2 {
+		if code, _ := get(t, srv); code != http.StatusTooManyRequests {
+			t.Fatalf("over once: %d, want 429", code)
+		}
 	}
 }

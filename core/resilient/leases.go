@@ -190,17 +190,7 @@ func (b *leaseBook) endedAt(req *core.Request, lease uint64, now int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.sweep(now, req.Policy.Period())
-	if b.nEnded.Load() >= maxFallbackLeases {
-		return
-	}
-	k := preKey{req.Policy.ID(), req.Key}
-	e := b.ended[k]
-	if e == nil {
-		e = &endedLeases{policy: req.Policy, key: req.Key}
-		b.ended[k] = e
-	}
-	e.leases = append(e.leases, endedLease{lease: lease, until: now + int64(req.Policy.Period())})
-	b.nEnded.Add(1)
+	b.appendEnded(req.Policy, req.Key, endedLease{lease: lease, until: now + int64(req.Policy.Period())})
 }
 
 // takeEnded forgets the shared leases of policy's key whose release failed, and
@@ -260,6 +250,13 @@ func (b *leaseBook) restoreEnded(policy core.Policy, key string, leases []endedL
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.appendEnded(policy, key, leases...)
+}
+
+// appendEnded remembers leases of policy's key as ended, as many as the book has
+// room for (maxFallbackLeases in all): the others lapse at their timeout. Requires
+// b.mu.
+func (b *leaseBook) appendEnded(policy core.Policy, key string, leases ...endedLease) {
 	n := min(len(leases), maxFallbackLeases-int(b.nEnded.Load()))
 	if n <= 0 {
 		return

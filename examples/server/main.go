@@ -46,6 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// go-redis has one logger per process; the server is the process.
 		goredis.SetLogger(goRedisLogger{logger})
 	}
+	warnOfTrustInEveryAddress(cfg.trustedProxies, logger)
 	a, err := newApp(cfg, logger, hooks{})
 	if err != nil {
 		return err

@@ -19,8 +19,10 @@ import (
 // times out may leave the lease held on the shared store until its timeout (fewer
 // admissions, never more).
 //
-// The hand-over's calls count as the key's calls (in slot) for the breakers. One
-// that does not succeed ends the hand-over and returns its outcome and error: the
+// The hand-over's calls, releases included, count as the key's calls (in slot) for
+// the breakers, and reach the observers, as the decision's own call does. A lease's
+// hand-over that does not succeed ends the hand-over and returns its outcome and
+// error (a release that fails only leaves its lease to be released later): the
 // shared store does not hold the key's local leases still in flight, and the
 // caller must not decide the key there as if it held nothing, which admitted a
 // lease beside two that failed to go over (3 in flight of 2,
@@ -34,7 +36,7 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 	// First the shared store's own leases whose requests ended while their release
 	// failed: it still holds them.
 	if ended := s.leases.takeEnded(req.Policy.ID(), req.Key, now); len(ended) > 0 {
-		s.releaseEnded(ctx, &endedLeases{policy: req.Policy, key: req.Key, leases: ended})
+		s.releaseEnded(ctx, &endedLeases{policy: req.Policy, key: req.Key, leases: ended}, nil)
 	}
 	moving := s.leases.startMoving(req.Policy.ID(), req.Key, now)
 	for i, m := range moving {
@@ -56,7 +58,8 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 		running := s.leases.moved(k, taken)
 		switch {
 		case taken && !running: // the request ended meanwhile, and released it locally
-			if err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) }); err != nil {
+			start, _ := s.instant()
+			if o, _ := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) }); o != succeeded {
 				s.leases.endedAt(&lease, m.lease, now) // released when the store answers again
 			}
 		case taken:

@@ -58,20 +58,32 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	return fmt.Errorf("resilient: release lease of policy %q (released when the store is back, or expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, err)
 }
 
-// releaseEnded releases on the shared store, under the deadline, the leases of
-// ended (those of one key, or those of every key) whose requests ended while their
-// release failed, and reports whether it released them all: at the first failure,
-// the book remembers that lease and those after it again.
-func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases) bool {
+// releaseEnded releases on the shared store the leases of ended (one key's) whose
+// requests ended while their release failed, one call at a time, each a call of the
+// key's under the deadline (Store.call: the breakers count it, the observers see it).
+// goOn, when not nil, is asked before each release whether to go on. It stops at the
+// first release that does not succeed (failed), or when goOn says so, and the book
+// remembers that lease and those after it again; done says it released them all.
+func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases, goOn func() bool) (done, failed bool) {
 	req := core.Request{Policy: ended.policy, Key: ended.key}
+	slot := s.slots.of(&req)
 	for i, l := range ended.leases {
-		err, _ := s.guard.run(ctx, s.deadline.get(), func(ctx context.Context) error { return s.shared.Release(ctx, req, l.lease) })
-		if err != nil {
+		if goOn != nil && !goOn() {
 			s.leases.restoreEnded(ended.policy, ended.key, ended.leases[i:])
-			return false
+			return false, false
 		}
+		start, _ := s.instant()
+		o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, l.lease) })
+		if o == succeeded {
+			continue
+		}
+		if o == broken {
+			s.logPermanent(fmt.Sprintf("policy %q", req.Policy.Name()), err)
+		}
+		s.leases.restoreEnded(ended.policy, ended.key, ended.leases[i:])
+		return false, true
 	}
-	return true
+	return true, false
 }
 
 // releaseAllEnded releases on the shared store every lease whose request ended
@@ -93,7 +105,7 @@ func (s *Store) releaseAllEnded(now int64) {
 		}
 	}()
 	for i, ended := range all {
-		if !s.releaseEnded(ctx, ended) {
+		if done, _ := s.releaseEnded(ctx, ended, nil); !done {
 			for _, rest := range all[i+1:] {
 				s.leases.restoreEnded(rest.policy, rest.key, rest.leases)
 			}

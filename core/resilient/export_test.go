@@ -26,3 +26,15 @@ func (s *Store) ConfirmingFor(req core.Request) bool {
 	b := s.slots.get(s.slots.of(&req))
 	return b != nil && b.confirming()
 }
+
+const (
+	MaxReleasesPerPass = maxReleasesPerPass
+	ReleasePassBudget  = releasePassBudget
+)
+
+// ReleasePass makes one of the prober's release passes now, and reports whether
+// ended leases are left: for tests whose prober does not run (no breaker opens).
+func (s *Store) ReleasePass() bool { return s.releasePass() }
+
+// EndedLeases is how many shared leases whose release failed the lease book holds.
+func (s *Store) EndedLeases() int64 { return s.leases.nEnded.Load() }

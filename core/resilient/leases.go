@@ -1,6 +1,7 @@
 package resilient
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,9 +24,9 @@ const maxFallbackLeases = 100_000
 // release could not reach the shared store (ended): the shared store holds them
 // until they lapse, which left a key's slots taken for up to a lease timeout after
 // the outage by requests long ended. They are released there once it answers
-// again: before the key's next decision (handOver), and all of them when the
-// breakers close (releaseAllEnded). Releasing a lease twice, or after it lapsed, is
-// harmless: lease IDs are unique.
+// again: before the key's next decision (handOver), and, once the breakers close,
+// in the prober's bounded passes (releasePass). Releasing a lease twice, or after it
+// lapsed, is harmless: lease IDs are unique.
 type leaseBook struct {
 	mu      sync.Mutex
 	leases  map[leaseKey]leaseEntry
@@ -212,23 +213,37 @@ func (b *leaseBook) takeEnded(policy, key string, now int64) []endedLease {
 	return liveEnded(e.leases, now)
 }
 
-// takeAllEnded forgets every key's shared leases whose release failed, and returns
-// those the shared store may still hold at now.
-func (b *leaseBook) takeAllEnded(now int64) []*endedLeases {
-	if b.nEnded.Load() == 0 {
+// takeSomeEnded forgets up to n of the shared leases whose release failed and that
+// the shared store may still hold at now, and returns them, by key: whole keys, and
+// part of the last one when it has more than are left of n. The lapsed leases of the
+// keys it looks at are forgotten too.
+func (b *leaseBook) takeSomeEnded(now int64, n int) []*endedLeases {
+	if b.nEnded.Load() == 0 || n <= 0 {
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	all := make([]*endedLeases, 0, len(b.ended))
+	var taken []*endedLeases
 	for k, e := range b.ended {
+		if n == 0 {
+			break
+		}
+		live := liveEnded(e.leases, now)
+		if len(live) > n { // the rest stay for a later pass
+			taken = append(taken, &endedLeases{policy: e.policy, key: e.key, leases: slices.Clone(live[:n])})
+			b.nEnded.Add(-int64(len(e.leases) - (len(live) - n)))
+			e.leases = live[n:]
+			break
+		}
 		delete(b.ended, k)
 		b.nEnded.Add(-int64(len(e.leases)))
-		if e.leases = liveEnded(e.leases, now); len(e.leases) > 0 {
-			all = append(all, e)
+		if len(live) > 0 {
+			e.leases = live
+			taken = append(taken, e)
+			n -= len(live)
 		}
 	}
-	return all
+	return taken
 }
 
 // liveEnded is the leases of ended the shared store may still hold at now.
@@ -243,7 +258,7 @@ func liveEnded(ended []endedLease, now int64) []endedLease {
 }
 
 // restoreEnded remembers again leases of policy's key that takeEnded or
-// takeAllEnded returned and that could not be released.
+// takeSomeEnded returned and that were not released.
 func (b *leaseBook) restoreEnded(policy core.Policy, key string, leases []endedLease) {
 	if len(leases) == 0 {
 		return

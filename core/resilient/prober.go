@@ -18,13 +18,16 @@ const maxProbeTick = 50 * time.Millisecond
 var probePolicy = core.MustPolicy("ratelimit-probe", core.GCRA, core.PerSecond(1000))
 
 // prober sends background probes while a breaker is not closed, so that shared
-// enforcement returns on its own, with or without traffic. Its goroutine starts when a
-// breaker opens and ends when every breaker is closed again, or at Close.
+// enforcement returns on its own, with or without traffic, and then releases in
+// passes the shared leases whose requests ended while their release failed
+// (releasePass). Its goroutine starts when a breaker opens and ends when every
+// breaker is closed again and no such lease is left, or at Close.
 type prober struct {
-	running atomic.Bool
-	stop    chan struct{}
-	mu      sync.Mutex // orders wg.Add before Close's wg.Wait
-	wg      sync.WaitGroup
+	running  atomic.Bool
+	stop     chan struct{}
+	mu       sync.Mutex // orders wg.Add before Close's wg.Wait
+	wg       sync.WaitGroup
+	nextPass atomic.Int64 // ns: no release pass before this (a pass failed)
 }
 
 func newProber() *prober { return &prober{stop: make(chan struct{})} }
@@ -48,11 +51,12 @@ func (s *Store) wake() {
 				return
 			case <-tick.C:
 			}
-			if !s.probeDue() {
-				p.running.Store(false)
-				if !s.anyOpen() || !p.running.CompareAndSwap(false, true) {
-					return
-				}
+			if s.probeDue() || s.releasePass() {
+				continue
+			}
+			p.running.Store(false)
+			if !s.anyOpen() || !p.running.CompareAndSwap(false, true) {
+				return
 			}
 		}
 	}()
@@ -220,8 +224,7 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 			s.slots.closedSlot(slot)
 		}
 		if !s.anyOpen() {
-			s.recovered(now)
-			s.releaseAllEnded(now)
+			s.recovered(now) // the prober's next pass releases the leases ended meanwhile
 		}
 	}
 }

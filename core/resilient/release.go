@@ -11,9 +11,9 @@ import (
 // lease Local mode granted, nowhere for one Open mode granted unenforced, else in the
 // shared store, under the deadline and the breaker. A shared lease that cannot be
 // released now (the store fails or the breaker is open) is released there when it
-// answers again: before the key's next decision, and once the breakers close
-// (leaseBook.endedAt). The error says so and wraps core.ErrStoreUnavailable; at the
-// latest, the lease expires with its lease timeout.
+// answers again: before the key's next decision, and in the prober's passes once the
+// breakers close (leaseBook.endedAt, releasePass). The error says so and wraps
+// core.ErrStoreUnavailable; at the latest, the lease expires with its lease timeout.
 func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -84,32 +84,4 @@ func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases, goOn func(
 		return false, true
 	}
 	return true, false
-}
-
-// releaseAllEnded releases on the shared store every lease whose request ended
-// while its release failed (releaseEnded), until one fails again. The prober calls
-// it once the breakers have closed, so that the keys no decision reaches since
-// (here or on another replica) have their slots back as well.
-func (s *Store) releaseAllEnded(now int64) {
-	all := s.leases.takeAllEnded(now)
-	if len(all) == 0 {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // Close ends the calls
-		select {
-		case <-s.prober.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	for i, ended := range all {
-		if done, _ := s.releaseEnded(ctx, ended, nil); !done {
-			for _, rest := range all[i+1:] {
-				s.leases.restoreEnded(rest.policy, rest.key, rest.leases)
-			}
-			return
-		}
-	}
 }

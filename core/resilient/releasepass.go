@@ -1,0 +1,75 @@
+package resilient
+
+import (
+	"context"
+	"time"
+)
+
+// The prober's passes over the shared leases whose requests ended while their
+// release failed (leaseBook.endedAt).
+
+// maxReleasesPerPass bounds the leases one pass takes out of the book. While the
+// pass holds them, their keys' decisions do not release them (nor twice); the pass
+// gives back those it did not release. At a loopback round trip of 0.1–0.5 ms, 256
+// releases take 25–130 ms, and the lease book's bound (maxFallbackLeases) about 400
+// passes, one per tick.
+const maxReleasesPerPass = 256
+
+// releasePassBudget bounds a pass in the Store's time: the prober goes back to its
+// tick between passes, and a slow store whose releases each take most of the
+// deadline ends the pass after a few. Released in one go, the book's leases held the
+// prober for as long as they took, and a breaker that opened meanwhile waited that
+// long for its probe.
+const releasePassBudget = maxProbeTick
+
+// releasePass is one pass of the prober, which makes them while every breaker is
+// closed, once per tick, from the tick that closes the last one: it releases on the
+// shared store the leases whose requests ended while their release failed, so that
+// the keys no decision reaches (here or on another replica) have their slots back
+// too. A pass makes at most maxReleasesPerPass releases, within releasePassBudget,
+// and ends at once when a breaker opens: its probe comes first. Each release is a
+// call of its key under the deadline (Store.call), counted by the breakers and seen
+// by the observers. The first release that does not succeed ends the pass, and the
+// next one waits a cooldown: a store that fails again gets one call a cooldown, not
+// one per lease. The leases a pass does not release stay in the book, for a later
+// pass or their key's next decision (handOver); at the latest they lapse with their
+// lease timeout, as the shared store's do. It reports whether the book holds more
+// such leases, for which the prober keeps running.
+func (s *Store) releasePass() (more bool) {
+	if s.closed.Load() {
+		return false
+	}
+	p := s.prober
+	start := s.now()
+	if s.anyOpen() || start < p.nextPass.Load() {
+		return s.leases.nEnded.Load() > 0
+	}
+	taken := s.leases.takeSomeEnded(start, maxReleasesPerPass)
+	if len(taken) == 0 {
+		return s.leases.nEnded.Load() > 0
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // Close ends the calls
+		select {
+		case <-p.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	goOn := func() bool { return !s.anyOpen() && time.Duration(s.now()-start) < releasePassBudget }
+	for i, ended := range taken {
+		done, failed := s.releaseEnded(ctx, ended, goOn)
+		if done {
+			continue
+		}
+		for _, rest := range taken[i+1:] {
+			s.leases.restoreEnded(rest.policy, rest.key, rest.leases)
+		}
+		if failed {
+			p.nextPass.Store(s.now() + int64(s.cfg.cooldown))
+		}
+		break
+	}
+	return s.leases.nEnded.Load() > 0
+}

@@ -36,5 +36,9 @@ const (
 // ended leases are left: for tests whose prober does not run (no breaker opens).
 func (s *Store) ReleasePass() bool { return s.releasePass() }
 
+// ReleasePassesByHand stops the prober from making release passes of its own, for
+// tests that make each pass themselves (ReleasePass) and count what it does.
+func (s *Store) ReleasePassesByHand() { s.prober.byHand.Store(true) }
+
 // EndedLeases is how many shared leases whose release failed the lease book holds.
 func (s *Store) EndedLeases() int64 { return s.leases.nEnded.Load() }

@@ -60,7 +60,7 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 		case taken && !running: // the request ended meanwhile, and released it locally
 			start, _ := s.instant()
 			if o, _ := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) }); o != succeeded {
-				s.leases.endedAt(&lease, m.lease, now) // released when the store answers again
+				s.endedAt(&lease, m.lease, now) // released when the store answers again
 			}
 		case taken:
 			if q, err := s.degrade.policy(req.Policy); err == nil {

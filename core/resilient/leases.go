@@ -25,7 +25,7 @@ const maxFallbackLeases = 100_000
 // until they lapse, which left a key's slots taken for up to a lease timeout after
 // the outage by requests long ended. They are released there once it answers
 // again: before the key's next decision (handOver), and, once the breakers close,
-// in the prober's bounded passes (releasePass). Releasing a lease twice, or after it
+// in the prober's bounded passes (releasePass; Store.endedAt wakes the prober). Releasing a lease twice, or after it
 // lapsed, is harmless: lease IDs are unique.
 type leaseBook struct {
 	mu      sync.Mutex

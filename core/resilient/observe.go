@@ -168,7 +168,7 @@ func (s *Store) logPermanent(names string, err error) {
 	if !due(&s.loudAt) {
 		return
 	}
-	s.cfg.logger.Error("ratelimit: the shared store failed permanently; the request is not decided, in any failure mode",
+	s.cfg.logger.Error("ratelimit: the shared store failed permanently; no failure mode decides around it: a decision returns the error, a lease is held there until its timeout",
 		"store", s.cfg.storeName, "policies", names, "error", err.Error())
 }
 

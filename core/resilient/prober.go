@@ -20,14 +20,16 @@ var probePolicy = core.MustPolicy("ratelimit-probe", core.GCRA, core.PerSecond(1
 // prober sends background probes while a breaker is not closed, so that shared
 // enforcement returns on its own, with or without traffic, and then releases in
 // passes the shared leases whose requests ended while their release failed
-// (releasePass). Its goroutine starts when a breaker opens and ends when every
-// breaker is closed again and no such lease is left, or at Close.
+// (releasePass). Its goroutine starts when a breaker opens or such a lease is
+// remembered, and ends when every breaker is closed and no such lease is left, or
+// at Close.
 type prober struct {
 	running  atomic.Bool
 	stop     chan struct{}
 	mu       sync.Mutex // orders wg.Add before Close's wg.Wait
 	wg       sync.WaitGroup
 	nextPass atomic.Int64 // ns: no release pass before this (a pass failed)
+	byHand   atomic.Bool  // the goroutine makes no release pass: a test makes them
 }
 
 func newProber() *prober { return &prober{stop: make(chan struct{})} }
@@ -51,11 +53,13 @@ func (s *Store) wake() {
 				return
 			case <-tick.C:
 			}
-			if s.probeDue() || s.releasePass() {
+			if s.probeDue() || !p.byHand.Load() && s.releasePass() {
 				continue
 			}
 			p.running.Store(false)
-			if !s.anyOpen() || !p.running.CompareAndSwap(false, true) {
+			// A lease ended after the pass looked finds the goroutine running and does
+			// not wake it (endedAt): it goes on for that lease.
+			if !s.anyOpen() && (p.byHand.Load() || s.leases.nEnded.Load() == 0) || !p.running.CompareAndSwap(false, true) {
 				return
 			}
 		}

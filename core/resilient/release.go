@@ -40,7 +40,7 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	start, now := s.instant()
 	slot := s.slots.of(&req)
 	if !s.closedFor(&req, slot) {
-		s.leases.endedAt(&req, lease, now)
+		s.endedAt(&req, lease, now)
 		return fmt.Errorf("resilient: release lease of policy %q (released when the store is back, or expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, ErrBreakerOpen)
 	}
 	o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, lease) })
@@ -48,13 +48,13 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	case succeeded:
 		return nil
 	case canceled: // it may have landed, or not: releasing it again is harmless
-		s.leases.endedAt(&req, lease, now)
+		s.endedAt(&req, lease, now)
 		return fmt.Errorf("resilient: release lease of policy %q: %w", req.Policy.Name(), err)
 	case broken:
 		s.logPermanent(fmt.Sprintf("policy %q", req.Policy.Name()), err)
 		return fmt.Errorf("resilient: release lease of policy %q: %w: %w", req.Policy.Name(), ErrPermanent, err)
 	}
-	s.leases.endedAt(&req, lease, now)
+	s.endedAt(&req, lease, now)
 	return fmt.Errorf("resilient: release lease of policy %q (released when the store is back, or expires after %v): %w: %w", req.Policy.Name(), req.Policy.Period(), core.ErrStoreUnavailable, err)
 }
 
@@ -81,6 +81,7 @@ func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases, goOn func(
 			s.logPermanent(fmt.Sprintf("policy %q", req.Policy.Name()), err)
 		}
 		s.leases.restoreEnded(ended.policy, ended.key, ended.leases[i:])
+		s.releaseLater()
 		return false, true
 	}
 	return true, false

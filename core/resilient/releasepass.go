@@ -3,6 +3,8 @@ package resilient
 import (
 	"context"
 	"time"
+
+	"github.com/go-ratelimit/ratelimit/core"
 )
 
 // The prober's passes over the shared leases whose requests ended while their
@@ -10,9 +12,9 @@ import (
 
 // maxReleasesPerPass bounds the leases one pass takes out of the book. While the
 // pass holds them, their keys' decisions do not release them (nor twice); the pass
-// gives back those it did not release. At a loopback round trip of 0.1–0.5 ms, 256
-// releases take 25–130 ms, and the lease book's bound (maxFallbackLeases) about 400
-// passes, one per tick.
+// gives back those it did not release. At a loopback round trip of 0.1–0.2 ms, 256
+// releases fit in a pass's budget; at 0.5 ms about 100 do, and the lease book's
+// bound (maxFallbackLeases) takes about 1,000 passes, some 50 s.
 const maxReleasesPerPass = 256
 
 // releasePassBudget bounds a pass in the Store's time: the prober goes back to its
@@ -72,4 +74,22 @@ func (s *Store) releasePass() (more bool) {
 		break
 	}
 	return s.leases.nEnded.Load() > 0
+}
+
+// endedAt remembers a shared lease whose release failed (leaseBook.endedAt) and wakes
+// the prober, whose passes release it once every breaker is closed. A release that
+// fails while the breakers stay closed (one timeout) would otherwise be left to the
+// key's next decision here, its slot taken on the shared store for every replica
+// until then, or until its lease timeout.
+func (s *Store) endedAt(req *core.Request, lease uint64, now int64) {
+	s.leases.endedAt(req, lease, now)
+	s.releaseLater()
+}
+
+// releaseLater wakes the prober, unless it runs, for the leases the book holds as
+// ended: a key's decision whose releases of them failed leaves them to its passes.
+func (s *Store) releaseLater() {
+	if !s.prober.running.Load() {
+		s.wake()
+	}
 }

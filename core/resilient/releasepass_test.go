@@ -191,6 +191,7 @@ func TestEndedLeasesYieldToTheProbeOfABreakerThatOpensAgain(t *testing.T) {
 // error metrics). Made outside Store.call, it was invisible.
 func TestReleasesOfEndedLeasesAreReported(t *testing.T) {
 	r := newRig(t, neverOpen)
+	r.store.ReleasePassesByHand() // the key's decision releases them
 	ctx := context.Background()
 	endedInAnOutage(t, r, 1, false)
 	r.shared.heal()
@@ -212,14 +213,15 @@ func (r *recorder) callCount() int {
 	return len(r.calls)
 }
 
-// newReleaseRig is a rig over a releaseLog whose breaker never opens: its prober
-// does not run, and the test makes the release passes itself.
+// newReleaseRig is a rig over a releaseLog whose breaker never opens, and whose
+// prober makes no release pass: the test makes them itself.
 func newReleaseRig(t *testing.T) (*rig, *releaseLog) {
 	t.Helper()
 	clock := storetest.NewClock()
 	shared := newReleaseLog(t, clock)
 	r := newRigOver(t, clock, shared, neverOpen)
 	r.shared = shared.fakeShared
+	r.store.ReleasePassesByHand()
 	return r, shared
 }
 
@@ -358,4 +360,85 @@ func TestReleasePassAndTheKeysDecisionReleaseEachLeaseOnce(t *testing.T) {
 	}
 	shared.releasedOnce(t, leases)
 	slotsFree(t, r, leases)
+}
+
+// endedOnOneKey makes the releases of leases from..from+n-1 of key fail on the
+// failing shared store: the book remembers them as ended. It returns them.
+func endedOnOneKey(t *testing.T, r *rig, key string, from, n uint64) []core.Request {
+	t.Helper()
+	var ended []core.Request
+	for lease := from; lease < from+n; lease++ {
+		req := core.Request{Policy: export, Key: key, Lease: lease}
+		if err := r.store.Release(context.Background(), req, lease); !errors.Is(err, core.ErrStoreUnavailable) {
+			t.Fatalf("releasing lease %d of %s on a failing store: %v; want it unavailable", lease, key, err)
+		}
+		ended = append(ended, req)
+	}
+	return ended
+}
+
+// A key with more live ended leases than a pass takes is split between passes: the
+// book's count of ended leases stays that of the leases left, lapsed ones dropped,
+// and each live lease is released once.
+func TestReleasePassSplitsAKeyBetweenPasses(t *testing.T) {
+	r, shared := newReleaseRig(t)
+	r.shared.fail(errDown)
+	endedOnOneKey(t, r, "one", 1, 10) // lapse before the passes
+	r.clock.Advance(export.Period() / 2)
+	live := endedOnOneKey(t, r, "one", 1000, resilient.MaxReleasesPerPass+45)
+	live = append(live, endedOnOneKey(t, r, "two", 5000, 3)...)
+	r.clock.Advance(export.Period()/2 + time.Millisecond)
+	r.shared.heal()
+	if got, want := r.store.EndedLeases(), int64(len(live)+10); got != want {
+		t.Fatalf("before the passes: %d ended leases, want %d", got, want)
+	}
+	released := int64(0)
+	for pass := 1; ; pass++ {
+		more, calls, _ := r.pass()
+		released += calls
+		if calls > resilient.MaxReleasesPerPass {
+			t.Fatalf("pass %d made %d calls, more than %d", pass, calls, resilient.MaxReleasesPerPass)
+		}
+		if got, want := r.store.EndedLeases(), int64(len(live))-released; got != want {
+			t.Fatalf("after pass %d: the book counts %d ended leases, %d are left", pass, got, want)
+		}
+		if !more {
+			break
+		}
+		if pass > 3 {
+			t.Fatal("more than 3 passes for 304 leases")
+		}
+	}
+	shared.releasedOnce(t, live)
+}
+
+// A release that fails while the breaker stays closed (one failed call) is released
+// by the prober once the store answers, with no further decision of the key: its
+// slot was held on the shared store, for every replica, until its lease timeout.
+func TestEndedLeaseIsReleasedWithoutAnOutage(t *testing.T) {
+	r := newRig(t, neverOpen)
+	ctx := context.Background()
+	req := core.Request{Policy: export, Key: "quiet", Lease: 1}
+	if res, err := r.store.Decide(ctx, req); err != nil || !res.Allowed {
+		t.Fatalf("healthy: %+v, %v", res, err)
+	}
+	r.shared.fail(errDown)
+	if err := r.store.Release(ctx, req, 1); !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("releasing on a failing store: %v; want it unavailable", err)
+	}
+	if got := r.store.Breaker(); got != resilient.BreakerClosed {
+		t.Fatalf("breaker %v after one failed release; want it closed", got)
+	}
+	r.shared.heal()
+	// A pass that met the failing store waits a cooldown of the Store's clock.
+	waitFor(t, "the ended lease's release", func() bool {
+		r.clock.Advance(time.Second)
+		return r.store.EndedLeases() == 0
+	})
+	for lease := uint64(2); lease <= 3; lease++ {
+		other := core.Request{Policy: export, Key: "quiet", Lease: lease}
+		if res, err := r.shared.mem.Decide(ctx, other); err != nil || !res.Allowed {
+			t.Fatalf("lease %d on the shared store: %+v, %v; want a free slot", lease, res, err)
+		}
+	}
 }

@@ -22,10 +22,10 @@ import (
 // The hand-over's calls, releases included, count as the key's calls (in slot) for
 // the breakers, and reach the observers, as the decision's own call does. A lease's
 // hand-over that does not succeed ends the hand-over and returns its outcome and
-// error (a release that fails only leaves its lease to be released later): the
-// shared store does not hold the key's local leases still in flight, and the
-// caller must not decide the key there as if it held nothing, which admitted a
-// lease beside two that failed to go over (3 in flight of 2,
+// error, and so does a release of an ended lease that fails (the lease is released
+// later): the shared store does not hold the key's local leases still in flight,
+// and the caller must not decide the key there as if it held nothing, which
+// admitted a lease beside two that failed to go over (3 in flight of 2,
 // TestFailedHandOverKeepsTheLocalLeasesCounted). The caller decides as for a
 // failed call of its own, locally, where those leases are held. The outcome is
 // succeeded when every call was (a lease the full key refused included).
@@ -34,9 +34,12 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 		return succeeded, nil
 	}
 	// First the shared store's own leases whose requests ended while their release
-	// failed: it still holds them.
+	// failed: it still holds them. A release that fails again ends the hand-over: on
+	// a store that hangs, each call after it would wait out the deadline too.
 	if ended := s.leases.takeEnded(req.Policy.ID(), req.Key, now); len(ended) > 0 {
-		s.releaseEnded(ctx, &endedLeases{policy: req.Policy, key: req.Key, leases: ended}, nil)
+		if released, o, err := s.releaseEnded(ctx, &endedLeases{policy: req.Policy, key: req.Key, leases: ended}, nil); !released {
+			return o, err
+		}
 	}
 	moving := s.leases.startMoving(req.Policy.ID(), req.Key, now)
 	for i, m := range moving {

@@ -62,18 +62,20 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 // requests ended while their release failed, one call at a time, each a call of the
 // key's under the deadline (Store.call: the breakers count it, the observers see it).
 // goOn, when not nil, is asked before each release whether to go on. It stops at the
-// first release that does not succeed (failed), or when goOn says so, and the book
-// remembers that lease and those after it again; done says it released them all.
-func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases, goOn func() bool) (done, failed bool) {
+// first release that does not succeed, or when goOn says so, and the book remembers
+// that lease and those after it again. released says it released them all; when it
+// did not, o and err are how the release it stopped at ended (o is succeeded when
+// goOn stopped it).
+func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases, goOn func() bool) (released bool, o outcome, err error) {
 	req := core.Request{Policy: ended.policy, Key: ended.key}
 	slot := s.slots.of(&req)
 	for i, l := range ended.leases {
 		if goOn != nil && !goOn() {
 			s.leases.restoreEnded(ended.policy, ended.key, ended.leases[i:])
-			return false, false
+			return false, succeeded, nil
 		}
 		start, _ := s.instant()
-		o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, l.lease) })
+		o, err = s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, req, l.lease) })
 		if o == succeeded {
 			continue
 		}
@@ -82,7 +84,7 @@ func (s *Store) releaseEnded(ctx context.Context, ended *endedLeases, goOn func(
 		}
 		s.leases.restoreEnded(ended.policy, ended.key, ended.leases[i:])
 		s.releaseLater()
-		return false, true
+		return false, o, err
 	}
-	return true, false
+	return true, succeeded, nil
 }

@@ -61,14 +61,14 @@ func (s *Store) releasePass() (more bool) {
 	}()
 	goOn := func() bool { return !s.anyOpen() && time.Duration(s.now()-start) < releasePassBudget }
 	for i, ended := range taken {
-		done, failed := s.releaseEnded(ctx, ended, goOn)
-		if done {
+		released, o, _ := s.releaseEnded(ctx, ended, goOn)
+		if released {
 			continue
 		}
 		for _, rest := range taken[i+1:] {
 			s.leases.restoreEnded(rest.policy, rest.key, rest.leases)
 		}
-		if failed {
+		if o != succeeded { // a release failed, not the pass's bounds
 			p.nextPass.Store(s.now() + int64(s.cfg.cooldown))
 		}
 		break

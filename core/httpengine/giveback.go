@@ -155,13 +155,27 @@ func (l *Limiter) giveBackCharge(ctx context.Context, owner *Ticket, req *core.R
 		return false
 	default:
 		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: amount}
-		if err = l.refunder.Refund(ctx, give, res.DecidedAt); err == nil {
+		if err = l.refunder.Refund(ctx, give, chargedAt(req, res)); err == nil {
 			return true
 		}
 		err = fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err)
 	}
 	owner.giveBackErrors = append(owner.giveBackErrors, err)
 	return false
+}
+
+// chargedAt is the instant a refund of res's charge names (core.Refunder): when
+// the store decided, or for a leaky bucket's queued request when its slot began, a
+// Result.Delay after that. A bucket gives back only what it has not refilled since
+// that instant, and a queue's slot drains from its start: the slot an app-wide queue
+// waited for comes back whole when a route refuses the request right after. Delay
+// is rounded up to the millisecond, so the instant named is a millisecond earlier:
+// never after the slot began, so that a refund never returns time the queue served.
+func chargedAt(req *core.Request, res *core.Result) time.Time {
+	if req.Policy.Algorithm() != core.LeakyBucket || res.Delay <= 0 || res.DecidedAt.IsZero() {
+		return res.DecidedAt
+	}
+	return res.DecidedAt.Add(res.Delay - time.Millisecond)
 }
 
 // uncharge gives back everything res, the store's answer to req, holds of it

@@ -210,9 +210,10 @@ func (s *Store) runStack(ctx context.Context, script *script, args []any, reqs [
 
 // Refund gives back req's effective cost to req's key, charged at chargedAt
 // (core.Refunder), exactly as the Go transitions do (core/internal/transition):
-// never above a bucket's capacity, never a queue's TAT before now, and to a window
-// only when it is the one that counted the charge and still counts. Concurrency
-// leases end with Release instead.
+// to a bucket or a queue what it has not refilled since chargedAt, never above a
+// bucket's capacity, never a queue's TAT before now, and to a window only when it
+// is the one that counted the charge and still counts. Concurrency leases end with
+// Release instead.
 func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed

@@ -4,13 +4,14 @@ import "github.com/go-ratelimit/ratelimit/core"
 
 // Refund is the pure reverse of an admission of cost under p, charged at charged
 // and refunded at now: it returns state as if up to cost had not been spent. Buckets
-// get the cost back at now: never above their capacity, never a queue's TAT before
-// now. Windows give it back to the window that counted the charge (the one holding
-// charged), and nothing once that window no longer counts (a fixed window once
-// closed, a sliding window once it is older than the previous one, a log entry once
-// it aged out): a refund made after a later charge opened a new window must not add
-// to that window. Concurrency leases are released with ReleaseLease instead; Refund
-// leaves them unchanged. Stores that implement core.Refunder run it.
+// get back what of the cost they have not refilled since charged (bucketRefund), at
+// now: never above their capacity, never a queue's TAT before now. Windows give it
+// back to the window that counted the charge (the one holding charged), and nothing
+// once that window no longer counts (a fixed window once closed, a sliding window
+// once it is older than the previous one, a log entry once it aged out): a refund
+// made after a later charge opened a new window must not add to that window.
+// Concurrency leases are released with ReleaseLease instead; Refund leaves them
+// unchanged. Stores that implement core.Refunder run it.
 func Refund(s State, policy *core.Policy, now, charged, cost int64) State {
 	if !s.Seen || cost < 1 || !policy.Valid() {
 		return s
@@ -19,13 +20,13 @@ func Refund(s State, policy *core.Policy, now, charged, cost int64) State {
 	switch policy.Algorithm() {
 	case core.TokenBucket:
 		s = refillTokenBucket(s, &p, now)
-		s.Tokens = min(p.capacity*p.unit, s.Tokens+cost*p.unit)
+		s.Tokens = min(p.capacity*p.unit, s.Tokens+bucketRefund(&p, now, charged, cost))
 	case core.GCRA, core.LeakyBucket:
 		queued, far := s.TAT.unitsAhead(now, p.refill, 2*p.capacity*p.unit)
 		if far {
 			return s
 		}
-		s.TAT = fixedAfter(now, max(0, queued-cost*p.unit), p.refill)
+		s.TAT = fixedAfter(now, max(0, queued-bucketRefund(&p, now, charged, cost)), p.refill)
 	case core.FixedWindow:
 		if w := floorDiv(charged, p.periodMs); w == s.Window && floorDiv(now, p.periodMs) <= w {
 			s.Count = max(0, s.Count-cost)
@@ -73,4 +74,32 @@ func refundLog(s State, p *params, now, charged, cost int64) State {
 	}
 	s.Log = kept
 	return s
+}
+
+// bucketRefund is how much of a bucket's (or a queue's) charge of cost, taken at
+// charged, a refund at now gives back, in token units: the cost less what the bucket
+// has refilled since. A charge's tokens come back by refilling, and a full bucket
+// earns no more: a charge given back whole after the bucket refilled past it
+// returns tokens the client had again already, to be spent twice. The state keeps
+// no history to tell the refill that went back into the bucket from the refill
+// spent meanwhile, so it counts all of it as refilled: a late refund gives back
+// less, never more. GCRA drains a charge from its decision, as the token bucket it
+// mirrors does; a leaky bucket drains a queued request's charge from when its slot
+// began, which the caller passes as charged (Result.DecidedAt plus Result.Delay,
+// rounded down to the millisecond), so that a slot waited for comes back whole when
+// the request is refused right after its wait. A slot that moved up after a slot
+// ahead of it was given back began earlier than that: its refund may return up to
+// what those give-backs returned, never more than its cost. An unknown instant
+// (charged < 0: a zero time, as core/resilient passes for what it charged in process
+// memory) and a clock behind charged give the whole cost back.
+func bucketRefund(p *params, now, charged, cost int64) int64 {
+	units := cost * p.unit
+	if charged < 0 || now <= charged {
+		return units
+	}
+	// elapsed < ⌈units/refill⌉ keeps elapsed×refill below units + refill: no overflow.
+	if elapsed := now - charged; elapsed < ceilDiv(units, p.refill) {
+		return units - elapsed*p.refill
+	}
+	return 0
 }

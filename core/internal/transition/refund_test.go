@@ -1,6 +1,7 @@
 package transition
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -72,6 +73,86 @@ func TestRefundOfAnUnknownChargeGivesWindowsNothing(t *testing.T) {
 		for _, at := range []int64{zero, -1, t0 - 1_000, t0 - 3_000} {
 			if _, got := Peek(Refund(s, &p, t0+10, at, 2), &p, t0+10, 1); got != want {
 				t.Errorf("%s: refund of a charge at %d: %+v, want it unchanged: %+v", p.Name(), at, got, want)
+			}
+		}
+	}
+}
+
+// TestLateRefundsOfABucketNeverAdmitMore refunds bucket charges some time after
+// they were taken, often after the bucket (or the queue) has recovered past them
+// and other requests spent it again: the requests it kept admitted (every admission
+// not refunded), replayed in order on a fresh key, must each be admitted. A refund
+// that gave a charge back whole at the refund's instant returned tokens the bucket
+// had earned again by refilling, to be spent twice. A leaky bucket's charge is
+// refunded from when its slot began, as the adapters name it, unless a slot ahead
+// of it was given back since: that moved it up (see Refund).
+func TestLateRefundsOfABucketNeverAdmitMore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket} {
+		for _, p := range referencePolicies(alg) {
+			for trial := 0; trial < 20; trial++ {
+				type charge struct {
+					admission
+					slot     int64 // when it began to drain: its decision, or its slot in a queue
+					refunded bool
+					moved    bool // a queue's slot moved up: one ahead of it was given back
+				}
+				var s State
+				var charges []charge
+				times, costs := randomTrace(rng, p, 300)
+				for i := range times {
+					if len(charges) > 0 && rng.IntN(3) == 0 {
+						k := len(charges) - 1 - rng.IntN(min(len(charges), 8))
+						if c := &charges[k]; !c.refunded && !c.moved {
+							s, c.refunded = Refund(s, &p, times[i], c.slot, c.cost), true
+							for j := k + 1; j < len(charges) && alg == core.LeakyBucket; j++ {
+								charges[j].moved = true
+							}
+						}
+						continue
+					}
+					var r core.Result
+					if s, r = Step(s, &p, times[i], costs[i], 0); r.Allowed {
+						// The slot's start, rounded down, as the adapters name it (Delay is rounded up).
+						slot := times[i] + max(0, r.Delay.Milliseconds()-1)
+						charges = append(charges, charge{admission: admission{times[i], costs[i]}, slot: slot})
+					}
+				}
+				var fresh State
+				for _, c := range charges {
+					if c.refunded {
+						continue
+					}
+					var r core.Result
+					if fresh, r = Step(fresh, &p, c.at, c.cost, 0); !r.Allowed {
+						t.Fatalf("%v, trial %d: the admission of %d at %+dms, kept, is refused on a key that never saw the refunded ones",
+							p, trial, c.cost, c.at-t0)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestABucketRefundGivesBackWhatItHasNotRefilled: two charges of 5 empty a bucket
+// of 10 refilling 10 a second; the first, refunded some time later, gives back what
+// the bucket has not refilled since: the bucket then holds the 5 it held after that
+// charge, however far it refilled (all of it may have been spent), and once it has
+// refilled 5, nothing more. Refunded at once, the charge comes back whole.
+func TestABucketRefundGivesBackWhatItHasNotRefilled(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket} {
+		p := core.MustPolicy("p", alg, core.PerSecond(10))
+		for _, step := range []struct{ after, want int64 }{{0, 5}, {300, 5}, {499, 5}, {500, 5}, {700, 7}, {1_000, 10}} {
+			var s State
+			s, _ = Step(s, &p, t0, 5, 0)
+			s, _ = Step(s, &p, t0, 5, 0)
+			at := t0 + step.after
+			_, got := Peek(Refund(s, &p, at, t0, 5), &p, at, 1)
+			if alg == core.LeakyBucket {
+				got.Remaining-- // an idle queue admits one more than it holds
+			}
+			if got.Remaining != step.want {
+				t.Errorf("%s, refunded %dms after the charge: %d left, want %d", alg, step.after, got.Remaining, step.want)
 			}
 		}
 	}

@@ -50,8 +50,10 @@ local function after(now, units, refill)
   return after_value, after_ttl
 end
 
--- refund_instant is transition.Refund for an instant: it moves back by the cost, to no
--- earlier than now, unless it lies beyond reach (a clock that went far back).
+-- refund_instant is transition.Refund for an instant: it moves back by what of the
+-- cost the queue has not drained since the charge (p.charged; bucketRefund), to no
+-- earlier than now, unless it lies beyond reach (a clock that went far back). An
+-- unknown instant (-1) or a clock behind the charge moves it back by the whole cost.
 local function refund_instant(value, p, now)
   if not value then
     return
@@ -60,5 +62,13 @@ local function refund_instant(value, p, now)
   if not millis or far then
     return
   end
-  return after(now, math.max(0, queued - p.cost * p.unit), p.refill)
+  local give, elapsed = p.cost * p.unit, now - p.charged
+  if p.charged >= 0 and elapsed > 0 then
+    if elapsed < ceildiv(give, p.refill) then -- elapsed × refill stays below give + refill
+      give = give - elapsed * p.refill
+    else
+      give = 0
+    end
+  end
+  return after(now, math.max(0, queued - give), p.refill)
 end

@@ -53,8 +53,10 @@ local function step(value, p, now, charge)
   return 1, floordiv(tokens, p.unit), 0, reset, 0, format('%d %d', tokens, updated), reset
 end
 
--- refund is transition.Refund: the cost goes back into the bucket refilled to now,
--- capped at a full bucket.
+-- refund is transition.Refund: what of the cost the bucket has not refilled since
+-- the charge (p.charged; bucketRefund) goes back into the bucket refilled to now,
+-- capped at a full bucket. An unknown instant (-1) or a clock behind the charge
+-- gives the whole cost back.
 local function refund(value, p, now)
   if not value then
     return
@@ -64,7 +66,15 @@ local function refund(value, p, now)
   if not tokens then
     return
   end
-  tokens = math.min(full, tokens + p.cost * p.unit)
+  local give, elapsed = p.cost * p.unit, now - p.charged
+  if p.charged >= 0 and elapsed > 0 then
+    if elapsed < ceildiv(give, p.refill) then -- elapsed × refill stays below give + refill
+      give = give - elapsed * p.refill
+    else
+      give = 0
+    end
+  end
+  tokens = math.min(full, tokens + give)
   return format('%d %d', tokens, updated), updated - now + ceildiv(full - tokens, p.refill)
 end
 

@@ -63,7 +63,9 @@ func WithRouteCosts(costs map[string]int64) Option { return httpengine.WithRoute
 // WithSettle keeps settling the app-wide policies of requests a route's limiter
 // merged, and a route's settles only what the route declares. A refund goes back
 // to the window that counted the charge (core.Refunder): a handler that ends after
-// another request opened the next window gives nothing to that window. The store must
+// another request opened the next window gives nothing to that window. A bucket
+// gets back what it has not refilled since the charge: a handler that ends after
+// the bucket refilled gives back nothing the refill covered. The store must
 // implement core.Refunder (the memory and Redis stores do): construction fails
 // otherwise. A handler that panics is not settled: it keeps its whole cost.
 func WithSettle(settle SettleFunc) Option { return httpengine.WithSettle(settle) }

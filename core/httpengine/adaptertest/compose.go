@@ -433,6 +433,8 @@ func RunComposition(t *testing.T, build Build) {
 		}
 	})
 
+	runLateGiveBacks(t, build)
+
 	// The route refunds the app-wide limiter's excess (it charged 2, the route
 	// costs 1) and the refund fails; the route's observer panics on that error.
 	// The request panics, but the concurrency lease the merged decision took is

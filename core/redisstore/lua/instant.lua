@@ -62,13 +62,9 @@ local function refund_instant(value, p, now)
   if not millis or far then
     return
   end
-  local give, elapsed = p.cost * p.unit, now - p.charged
-  if p.charged >= 0 and elapsed > 0 then
-    if elapsed < ceildiv(give, p.refill) then -- elapsed × refill stays below give + refill
-      give = give - elapsed * p.refill
-    else
-      give = 0
-    end
+  local give = p.cost * p.unit
+  if p.charged >= 0 and now > p.charged then -- a double: the product cannot overflow
+    give = math.max(0, give - (now - p.charged) * p.refill)
   end
   return after(now, math.max(0, queued - give), p.refill)
 end

@@ -66,13 +66,9 @@ local function refund(value, p, now)
   if not tokens then
     return
   end
-  local give, elapsed = p.cost * p.unit, now - p.charged
-  if p.charged >= 0 and elapsed > 0 then
-    if elapsed < ceildiv(give, p.refill) then -- elapsed × refill stays below give + refill
-      give = give - elapsed * p.refill
-    else
-      give = 0
-    end
+  local give = p.cost * p.unit
+  if p.charged >= 0 and now > p.charged then -- a double: the product cannot overflow
+    give = math.max(0, give - (now - p.charged) * p.refill)
   end
   tokens = math.min(full, tokens + give)
   return format('%d %d', tokens, updated), updated - now + ceildiv(full - tokens, p.refill)

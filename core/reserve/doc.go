@@ -66,7 +66,10 @@
 // The other side: a replica's unspent units are parked. While another replica is
 // refused, up to (R − 1) × (S − 1) units may sit in other replicas until they spend
 // them or their leases end (Lifetime, plus up to one sweep interval); a returned
-// balance the policy cannot take back (a full bucket, a closed window) is lost. Low
+// balance the policy cannot take back (a full bucket, a closed window) is lost. A
+// bucket takes back only what it has not refilled since the lease was taken
+// (core.Refunder), so a lease that lives longer than its size takes to refill
+// returns nothing: on a bucket that never fills, those units are lost. Low
 // traffic is not refused while the backing store has budget: when a full lease is
 // refused, a replica asks for what the backing store said remains, then for the
 // request's own cost, and only that last refusal is returned. A refused key is

@@ -66,6 +66,20 @@ func (s *Store) wake() {
 	}()
 }
 
+// untilStopped is parent, also ended when the prober stops (Close), for the calls of
+// its probes and release passes; cancel frees its goroutine.
+func (p *prober) untilStopped(parent context.Context) (ctx context.Context, cancel context.CancelFunc) {
+	ctx, cancel = context.WithCancel(parent)
+	go func() {
+		select {
+		case <-p.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // stopProber stops the prober and waits for it.
 func (s *Store) stopProber() {
 	s.prober.mu.Lock() // s.closed is set: no goroutine starts after this
@@ -258,15 +272,8 @@ func (s *Store) probe(b *breaker, slot int, key string) {
 // as the caller could wait (a Check with a short ctx).
 func (s *Store) probeCall(parent context.Context, key string, d time.Duration) (reachable, ok bool) {
 	req := core.Request{Policy: probePolicy, Key: key}
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := s.prober.untilStopped(parent)
 	defer cancel()
-	go func() {
-		select {
-		case <-s.prober.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	start := time.Now()
 	spacing := d / probeAttempts
 	var o outcome

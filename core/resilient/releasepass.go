@@ -50,15 +50,8 @@ func (s *Store) releasePass() (more bool) {
 	if len(taken) == 0 {
 		return s.leases.nEnded.Load() > 0
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := p.untilStopped(context.Background()) // Close ends the calls
 	defer cancel()
-	go func() { // Close ends the calls
-		select {
-		case <-p.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	goOn := func() bool { return !s.anyOpen() && time.Duration(s.now()-start) < releasePassBudget }
 	for i, ended := range taken {
 		released, o, _ := s.releaseEnded(ctx, ended, goOn)

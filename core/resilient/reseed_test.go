@@ -16,15 +16,8 @@ import (
 // pre-limiter's memory of any refusal gone.
 func inSecondOutage(t *testing.T, release []uint64, between func(r *rig)) *rig {
 	t.Helper()
-	r := newRig(t)
+	r := sharedLeaseThenLocalLease(t)
 	ctx := context.Background()
-	if res, err := r.store.Decide(ctx, exportLease(1)); err != nil || !res.Allowed {
-		t.Fatalf("healthy: lease 1: %+v, %v", res, err)
-	}
-	r.trip(t, export)
-	if res, err := r.store.Decide(ctx, exportLease(2)); err != nil || !res.Allowed || !res.DecidedAt.IsZero() {
-		t.Fatalf("first outage: lease 2: %+v, %v; want admitted in Local mode", res, err)
-	}
 	if res, err := r.store.Decide(ctx, exportLease(3)); err != nil || res.Allowed {
 		t.Fatalf("first outage: lease 3 with leases 1 and 2 in flight: %+v, %v; want refused", res, err)
 	}
@@ -94,15 +87,7 @@ func TestFailedCallAfterAHandOverCountsTheLeaseHandedOver(t *testing.T) {
 // shared store, which has not decided k since; both requests still run.
 func backFromLocalLeasesOnSharedLease(t *testing.T) *rig {
 	t.Helper()
-	r := newRig(t)
-	ctx := context.Background()
-	if res, err := r.store.Decide(ctx, exportLease(1)); err != nil || !res.Allowed {
-		t.Fatalf("healthy: lease 1: %+v, %v", res, err)
-	}
-	r.trip(t, export)
-	if res, err := r.store.Decide(ctx, exportLease(2)); err != nil || !res.Allowed || !res.DecidedAt.IsZero() {
-		t.Fatalf("outage: lease 2: %+v, %v; want admitted in Local mode", res, err)
-	}
+	r := sharedLeaseThenLocalLease(t)
 	r.shared.heal()
 	r.clock.Advance(time.Second)
 	waitFor(t, "recovery", func() bool { return r.store.Breaker() == resilient.BreakerClosed && !r.store.Fallback("export") })
@@ -128,4 +113,20 @@ func TestSeedThatDoesNotFitIsNotHeld(t *testing.T) {
 	if err != nil || res.Allowed {
 		t.Fatalf("second outage: lease 5 with 1 and 9 (shared) and 2 (local) in flight: %+v, %v; want refused", res, err)
 	}
+}
+
+// sharedLeaseThenLocalLease is a rig whose key holds lease 1 from the shared store
+// and lease 2 from Local mode, in an outage that is still on; both requests run.
+func sharedLeaseThenLocalLease(t *testing.T) *rig {
+	t.Helper()
+	r := newRig(t)
+	ctx := context.Background()
+	if res, err := r.store.Decide(ctx, exportLease(1)); err != nil || !res.Allowed {
+		t.Fatalf("healthy: lease 1: %+v, %v", res, err)
+	}
+	r.trip(t, export)
+	if res, err := r.store.Decide(ctx, exportLease(2)); err != nil || !res.Allowed || !res.DecidedAt.IsZero() {
+		t.Fatalf("outage: lease 2: %+v, %v; want admitted in Local mode", res, err)
+	}
+	return r
 }

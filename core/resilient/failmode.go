@@ -46,7 +46,7 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 	if req.Policy.Algorithm() != core.Concurrency {
 		s.memo.localDecided(&req, &res, chargedBy(&lreq, res.Allowed), now)
 	}
-	decidedInMemory(&res)
+	s.decidedInMemory(&req, &res, now)
 	s.grantedLease(&req, &res, true, now)
 	s.decided(&req, outcomeOf(&res), ViaLocal)
 	return res, nil
@@ -179,7 +179,7 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 		}
 		for j, i := range local {
 			results[i] = localResults[j]
-			decidedInMemory(&results[i])
+			s.decidedInMemory(&reqs[i], &results[i], now)
 			if reqs[i].Policy.Algorithm() != core.Concurrency {
 				s.memo.localDecided(&reqs[i], &results[i], chargedBy(&localReqs[j], allowed), now)
 			}
@@ -242,12 +242,21 @@ func (s *Store) grantedLease(req *core.Request, res *core.Result, local bool, no
 	s.leases.add(leaseKey{req.Policy.ID(), req.Key, res.Lease}, local, req.EffectiveCost(), now, req.Policy.Period())
 }
 
-// decidedInMemory marks res as decided by the local store: its DecidedAt is cleared.
-// Its cost reaches the shared store later, as the key's debt (memo.debt), at an
-// instant not known yet. A refund at the local instant could come out of a shared
-// window that never counted the cost while the debt lands in the next one, which
-// lets that window admit more than the policy allows. Without an instant a refund
-// gives windows nothing back (less, never more); buckets still get the cost back.
-func decidedInMemory(res *core.Result) {
-	res.DecidedAt = time.Time{}
+// decidedInMemory marks res, decided for req at now in process memory (by the local
+// store, or from the key's last shared answer), with the instant a refund of it
+// names. Its cost reaches the shared store later, as the key's debt (memo.debt), at
+// an instant not known yet. A window's DecidedAt is cleared: a refund at the local
+// instant could come out of a shared window that never counted the cost while the
+// debt lands in the next one, which lets that window admit more than the policy
+// allows; without an instant a refund gives windows nothing back (less, never
+// more). A bucket's is the Store's instant, to the millisecond: a refund gives back
+// only what the bucket has not refilled since (Refund), and the debt lands no
+// earlier, so the shared bucket has refilled no more than that since it counted it.
+func (s *Store) decidedInMemory(req *core.Request, res *core.Result, now int64) {
+	switch req.Policy.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+		res.DecidedAt = s.wallMillis(now)
+	default:
+		res.DecidedAt = time.Time{}
+	}
 }

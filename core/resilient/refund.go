@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-ratelimit/ratelimit/core"
+	transitions "github.com/go-ratelimit/ratelimit/core/internal/transition"
 )
 
 // ErrNoRefund is wrapped by the error of Refund when the shared store cannot give
@@ -20,7 +21,9 @@ var _ core.Refunder = (*Store)(nil)
 // limiter nested inside it refuses the request (one decision per request), and for
 // WithSettle.
 //
-// A bucket (token bucket, GCRA, leaky bucket) is given its cost back first where this
+// A bucket (token bucket, GCRA, leaky bucket) gives back no more than the shared
+// store would: the cost less what the bucket has refilled since chargedAt
+// (core.Refunder), on this Store's clock. That much is given back first where this
 // store charged it without the shared store: from what slow calls admitted and the
 // shared store has not been charged yet, then from the key's local allowance (Local
 // mode), which then owes the shared store that much less when it returns. Whatever
@@ -34,10 +37,12 @@ var _ core.Refunder = (*Store)(nil)
 // shared store admit (preLimiter.refunded).
 //
 // chargedAt is the Result.DecidedAt of the admission: the shared store's instant
-// when it charged the request. A result decided in process memory (Local mode, or a
-// slow call decided from the last answer) has none, because its cost is paid to the
-// shared store later, at an instant it does not know; a window algorithm then gives
-// nothing back (less, never more).
+// when it charged the request, or for a bucket decided in process memory (Local
+// mode, or a slow call decided from the last answer) this Store's instant. A window
+// decided in process memory has none, because its cost is paid to the shared store
+// later, in a window it does not know; a window algorithm then gives nothing back
+// (less, never more). A zero chargedAt gives a bucket its whole cost back, as the
+// stores do.
 func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -50,9 +55,15 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 		return fmt.Errorf("%w: policy %q", ErrNoRefund, req.Policy.Name())
 	}
 	start, now := s.instant()
-	given := s.refundInMemory(ctx, &req, now)
-	if given == req.EffectiveCost() {
-		s.pre.refunded(&req)
+	refundable := req.EffectiveCost()
+	if !chargedAt.IsZero() {
+		refundable = transitions.RefundableCost(&req.Policy, s.wallMillis(now).UnixMilli(), chargedAt.UnixMilli(), refundable)
+	}
+	given := s.refundInMemory(ctx, &req, refundable, now)
+	if given >= refundable { // the bucket has refilled the rest: the shared store would give nothing
+		if given > 0 {
+			s.pre.refunded(&req)
+		}
 		return nil
 	}
 	whole := req
@@ -75,17 +86,19 @@ func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Tim
 	return fmt.Errorf("resilient: refund of policy %q dropped: %w: %w", req.Policy.Name(), core.ErrStoreUnavailable, err)
 }
 
-// refundInMemory gives back what it can of req's cost where this store charged it
-// without the shared store (see Refund), at now, and returns how much it gave. Only
-// buckets: a window's refund must come out of the window that counted the charge,
-// which a cost paid to the shared store later does not know.
-func (s *Store) refundInMemory(ctx context.Context, req *core.Request, now int64) int64 {
+// refundInMemory gives back what it can, up to cost, of req's charge where this store
+// charged it without the shared store (see Refund), at now, and returns how much it
+// gave. Only buckets: a window's refund must come out of the window that counted the
+// charge, which a cost paid to the shared store later does not know.
+func (s *Store) refundInMemory(ctx context.Context, req *core.Request, cost, now int64) int64 {
 	switch req.Policy.Algorithm() {
 	case core.TokenBucket, core.GCRA, core.LeakyBucket:
 	default:
 		return 0
 	}
-	cost := req.EffectiveCost()
+	if cost < 1 {
+		return 0
+	}
 	given, allowance := s.memo.cancelUnsettled(req, cost, now)
 	local, ok := s.local.(core.Refunder)
 	if given == cost || !allowance || !ok {
@@ -95,6 +108,8 @@ func (s *Store) refundInMemory(ctx context.Context, req *core.Request, now int64
 	if err != nil {
 		return given
 	}
+	// cost is already what the bucket has not refilled (Refund): the allowance gets
+	// it back whole, as its bookkeeping (memo.refundAllowance) counts it.
 	return given + s.memo.refundAllowance(req, &q, cost-given, now, func(key string, cost int64) error {
 		return local.Refund(ctx, core.Request{Policy: q, Key: key, Cost: cost}, time.Time{})
 	})

@@ -7,10 +7,8 @@ import "github.com/go-ratelimit/ratelimit/core"
 // gave, and whether the key's live local allowance (at now) holds charges that
 // refundAllowance could give back. A bucket's units are interchangeable, so not
 // charging a unit the store never counted is the same as refunding one it did,
-// without a call. It gives the whole cost, as refunds did before a bucket refund
-// gave back only what the bucket has not refilled since the charge
-// (core.Refunder): a late refund through it may give back more than the shared
-// store would, a known gap (docs/failure.md).
+// without a call. Refund passes as cost only what the bucket has not refilled since
+// the charge, so that a late refund gives back no more than the shared store would.
 func (m *memo) cancelUnsettled(req *core.Request, cost, now int64) (given int64, allowance bool) {
 	sh, k := m.lock(req)
 	defer sh.mu.Unlock()

@@ -25,6 +25,7 @@ func (s *Store) fromLastAnswer(req *core.Request, now int64) (core.Result, bool)
 	}
 	res, ok := s.memo.decideSlow(req, capQ, now)
 	if ok {
+		s.decidedInMemory(req, &res, now)
 		s.decided(req, outcomeOf(&res), ViaLastShared)
 	}
 	return res, ok
@@ -60,6 +61,7 @@ func (s *Store) stackFromLastAnswers(reqs []core.Request, results []core.Result,
 	}
 	if allowed, ok = s.memo.decideSlowStack(reqs, capQs, results, now); ok {
 		for i := range reqs {
+			s.decidedInMemory(&reqs[i], &results[i], now)
 			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaLastShared)
 		}
 	}
@@ -143,6 +145,7 @@ func (s *Store) localStackFromLastAnswers(reqs []core.Request, results []core.Re
 	}
 	for j, i := range local {
 		results[i] = localResults[j]
+		s.decidedInMemory(&reqs[i], &results[i], now)
 	}
 	s.finishStack(reqs, results, allowed, ViaLastShared, now)
 	return allowed

@@ -121,6 +121,12 @@ func (s *Store) instant() (real time.Time, now int64) {
 	return real, s.now()
 }
 
+// wallMillis is the Store's time now (nanoseconds since New) as a time on its
+// clock, to the millisecond: the instant a result decided in process memory names.
+func (s *Store) wallMillis(now int64) time.Time {
+	return time.UnixMilli(s.epoch.Add(time.Duration(now)).UnixMilli())
+}
+
 // now is the Store's time: nanoseconds since New on its clock (monotonic by default).
 func (s *Store) now() int64 { return int64(s.cfg.clock().Sub(s.epoch)) }
 

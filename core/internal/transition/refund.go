@@ -103,3 +103,22 @@ func bucketRefund(p *params, now, charged, cost int64) int64 {
 	}
 	return 0
 }
+
+// RefundableCost is how much of a charge of cost under policy, taken at charged and
+// refunded at now (ms), a bucket still gives back, in whole units of cost: its
+// bucketRefund rounded down. It lets a caller that charged part of the cost outside
+// the store (core/resilient's process memory) give back no more than the store
+// would. A window's refund does not depend on refill: its whole cost, which Refund
+// gives back or not by the window that counted it.
+func RefundableCost(policy *core.Policy, now, charged, cost int64) int64 {
+	switch policy.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+	default:
+		return cost
+	}
+	if cost < 1 || !policy.Valid() {
+		return max(cost, 0)
+	}
+	p := paramsOf(policy)
+	return quotient(bucketRefund(&p, now, charged, cost), p.unit)
+}

@@ -157,3 +157,37 @@ func TestABucketRefundGivesBackWhatItHasNotRefilled(t *testing.T) {
 		}
 	}
 }
+
+// TestRefundableCostIsWhatABucketRefundGivesBack holds RefundableCost to Refund: for
+// each bucket, what it says a late refund gives back in whole requests is what the
+// state gets back, and a window's refund is the whole cost.
+func TestRefundableCostIsWhatABucketRefundGivesBack(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA, core.LeakyBucket} {
+		p := core.MustPolicy("p", alg, core.PerSecond(10)) // a request refills in 100 ms
+		for _, step := range []struct{ after, want int64 }{
+			{-50, 5}, {0, 5}, {1, 4}, {99, 4}, {100, 4}, {101, 3}, {450, 0}, {499, 0}, {500, 0}, {5_000, 0},
+		} {
+			if got := RefundableCost(&p, t0+step.after, t0, 5); got != step.want {
+				t.Errorf("%s, refunded %dms after a charge of 5: %d refundable, want %d", alg, step.after, got, step.want)
+			}
+		}
+		if got := RefundableCost(&p, t0, -1, 5); got != 5 {
+			t.Errorf("%s, unknown charge instant: %d refundable, want the whole cost 5", alg, got)
+		}
+		// An empty bucket refunded at a step: what comes back is what it admits.
+		for _, after := range []int64{0, 30, 250} {
+			var s State
+			s, _ = Step(s, &p, t0, 10, 0)
+			at := t0 + after
+			_, before := Peek(s, &p, at, 1)
+			_, got := Peek(Refund(s, &p, at, t0, 5), &p, at, 1)
+			if back := got.Remaining - before.Remaining; back < RefundableCost(&p, at, t0, 5) {
+				t.Errorf("%s, %dms: the state got %d back, fewer than the %d RefundableCost names", alg, after, back, RefundableCost(&p, at, t0, 5))
+			}
+		}
+	}
+	window := core.MustPolicy("w", core.FixedWindow, core.PerSecond(10))
+	if got := RefundableCost(&window, t0+5_000, t0, 5); got != 5 {
+		t.Errorf("fixed window: %d refundable, want the whole cost 5", got)
+	}
+}

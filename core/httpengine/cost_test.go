@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-ratelimit/ratelimit/core"
@@ -51,10 +52,18 @@ func TestCostFunc(t *testing.T) {
 	if w := serve(l, get("7"), ok); w.Code != 200 || remaining(t, w) != `"api";r=3;t=60` {
 		t.Fatalf("cost 7: %d %q", w.Code, remaining(t, w))
 	}
-	for _, n := range []string{"0", "11", "x"} {
+	for _, n := range []string{"0", "x"} {
 		if w := serve(l, get(n), ok); w.Code != http.StatusInternalServerError {
 			t.Errorf("cost %q: %d, want 500 (a cost function error is a programming error)", n, w.Code)
 		}
+	}
+	// A cost from the request above the policy's capacity is the client's: 400, and
+	// nothing charged.
+	if w := serve(l, get("11"), ok); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), `"status":400`) {
+		t.Errorf("cost 11 of a policy of 10: %d %s, want 400 with a problem body", w.Code, w.Body)
+	}
+	if w := serve(l, get("3"), ok); w.Code != 200 || remaining(t, w) != `"api";r=0;t=60` {
+		t.Fatalf("cost 3 after the refused cost 11: %d %q, want 200 and 0 left (11 charged nothing)", w.Code, remaining(t, w))
 	}
 }
 

@@ -38,7 +38,7 @@ func ErrorReason(err error) string {
 		return ReasonKey
 	case errors.Is(err, errPolicyFunc), errors.Is(err, core.ErrInvalidPolicy):
 		return ReasonPolicy
-	case errors.Is(err, errCostFunc), errors.Is(err, core.ErrInvalidCost):
+	case errors.Is(err, errCostFunc), errors.Is(err, core.ErrInvalidCost), errors.Is(err, ErrCostTooHigh):
 		return ReasonCost
 	case errors.Is(err, ErrStore):
 		return ReasonStore
@@ -100,13 +100,13 @@ func (e *errorLog) log(r *http.Request, err error) {
 }
 
 // clientFault reports whether err is the client's: a body that cannot be parsed
-// or is too large, an invalid username, or no key where the fallback refuses
-// (each answered 4xx). A key function that fails otherwise (a validator whose
+// or is too large, an invalid username, no key where the fallback refuses, or a
+// cost its policy never admits (each answered 4xx). A key function that fails otherwise (a validator whose
 // backend is down, a trusted proxy that forwarded no address) is not.
 func clientFault(err error) bool {
 	return errors.Is(err, keyfuncs.ErrBadForm) || errors.Is(err, keyfuncs.ErrFormTooLarge) ||
 		errors.Is(err, keyfuncs.ErrBadJSON) || errors.Is(err, keyfuncs.ErrInvalidUsername) ||
-		errors.Is(err, keyfuncs.ErrNoKey)
+		errors.Is(err, keyfuncs.ErrNoKey) || errors.Is(err, ErrCostTooHigh)
 }
 
 // errClientClosed marks the error of a request whose own context was cancelled

@@ -16,6 +16,13 @@ import (
 // 413 for a body over a size limit.
 var ErrUnidentified = errors.New("httplimit: request could not be identified")
 
+// ErrCostTooHigh is wrapped by the error of a request whose cost, from the cost
+// function (WithCostFunc), is more than one of its policies ever admits (see
+// httplimit.ErrCostTooHigh). The cost comes from the request (the size of a batch,
+// say), so it is the client's: ErrorResponse answers it with 400, and it is logged
+// at debug. Retrying never helps, so it is no 429.
+var ErrCostTooHigh = errors.New("httplimit: the request costs more than its policy ever admits")
+
 // UnknownPeerKey is the key of requests whose TCP peer is not an IP address (a
 // Unix socket, say) when the default fallback key is in use: they share one bucket.
 const UnknownPeerKey = "ip:unknown"

@@ -119,6 +119,8 @@ func WriteDenial(w http.ResponseWriter, d *Denial) {
 //     (keyfuncs.ErrFormTooLarge: net/http's 10 MB for a URL-encoded form, an
 //     http.MaxBytesReader's limit, or keyfuncs.MaxJSONBytes for a JSON field).
 //     Neither is charged to another name: such a request takes no fallback;
+//   - ErrCostTooHigh: 400, the cost function priced the request above what a
+//     policy ever admits;
 //   - a request whose own context was cancelled before its decision (its client
 //     went away, or closed its side of the connection): StatusClientClosedRequest,
 //     499, as nginx logs it, so that a client that leaves writes no 5xx into the
@@ -142,6 +144,8 @@ func ErrorResponse(err error) (status int, retryAfter int64, body string) {
 		return unavailable(err)
 	case errors.Is(err, ErrUnidentified):
 		return http.StatusBadRequest, 0, problemUnidentified
+	case errors.Is(err, ErrCostTooHigh):
+		return http.StatusBadRequest, 0, problemCostTooHigh
 	case errors.Is(err, ErrStore), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return unavailable(err)
 	}
@@ -208,5 +212,6 @@ const (
 	problemClientClosed = `{"type":"about:blank","title":"Client Closed Request","status":499,"detail":"The request ended before the rate limiter decided it."}`
 	problemUnidentified = `{"type":"about:blank","title":"Bad Request","status":400,"detail":"The request does not carry the identity this endpoint is rate limited by."}`
 	problemTooLarge     = `{"type":"about:blank","title":"Content Too Large","status":413,"detail":"The request body is too large to find the identity this endpoint is rate limited by."}`
+	problemCostTooHigh  = `{"type":"about:blank","title":"Bad Request","status":400,"detail":"The request costs more than the rate limit of this endpoint ever admits."}`
 	problemInternal     = `{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"The rate limiter could not decide this request."}`
 )

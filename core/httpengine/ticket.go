@@ -2,6 +2,7 @@ package httpengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -341,6 +342,9 @@ func (l *Limiter) prepare(t *Ticket, r *http.Request) error {
 	}
 	if dynamic {
 		if err := core.CheckStack(t.reqs, t.results); err != nil {
+			if l.costFunc != nil && errors.Is(err, core.ErrInvalidCost) { // the cost is at least 1: above a capacity
+				return fmt.Errorf("%w: %w", ErrCostTooHigh, err)
+			}
 			return fmt.Errorf("httplimit: %w", err)
 		}
 	}

@@ -19,6 +19,9 @@ var (
 	// not be checked now (keyfuncs.ErrUnavailable: an API-key validator whose
 	// backend is down). Such a request is never charged to another name.
 	ErrUnidentified = httpengine.ErrUnidentified
+	// ErrCostTooHigh: the cost function (WithCostFunc) priced the request above
+	// what one of its policies ever admits. The default error handlers answer 400.
+	ErrCostTooHigh = httpengine.ErrCostTooHigh
 )
 
 // Denial describes a refused request to a router package's deny handler

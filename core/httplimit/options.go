@@ -31,8 +31,9 @@ type SettleFunc = httpengine.SettleFunc
 func WithCost(cost int64) Option { return httpengine.WithCost(cost) }
 
 // WithCostFunc computes the cost of each request, for example from the size of a
-// batch. A cost the policy can never admit, or an error, fails the request
-// through the error handler (a programming error, answered 500 by default). It
+// batch. A cost above what a policy ever admits fails the request with
+// ErrCostTooHigh (the client's: 400 by default); a cost below 1, or an error,
+// fails it through the error handler (a programming error, 500 by default). It
 // excludes WithCost and WithRouteCosts.
 func WithCostFunc(cost func(*http.Request) (int64, error)) Option {
 	return httpengine.WithCostFunc(cost)

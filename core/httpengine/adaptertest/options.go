@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -81,6 +82,23 @@ func RunOptions(t *testing.T, mount Mount) {
 		}
 		if w := send(h, "/x"); w.Code != http.StatusOK {
 			t.Fatalf("the client's own bucket after two undecided requests: %d, want 200", w.Code)
+		}
+	})
+	t.Run("a cost the policy never admits", func(t *testing.T) {
+		// The cost comes from the request (a batch's size): a client pricing it above
+		// the policy's capacity gets 400, not a 5xx, and spends nothing.
+		five := core.MustPolicy("five", core.TokenBucket, core.PerMinute(5))
+		h := mount(newStore(t), httpengine.Limit(five, ip.Key), httpengine.WithCostFunc(func(r *http.Request) (int64, error) {
+			return strconv.ParseInt(r.Header.Get("X-Items"), 10, 64)
+		}))
+		for range 2 {
+			if w := send(h, "/x", "X-Items", "6"); w.Code != http.StatusBadRequest ||
+				w.Header().Get("Content-Type") != httpengine.ProblemContentType {
+				t.Fatalf("cost 6 of a policy of 5: %d %q, want 400 with a problem body", w.Code, w.Header().Get("Content-Type"))
+			}
+		}
+		if w := send(h, "/x", "X-Items", "5"); w.Code != http.StatusOK || w.Header().Get("RateLimit") != `"five";r=0;t=60` {
+			t.Fatalf("cost 5 after two refused costs of 6: %d %q, want 200 and 0 left (nothing spent)", w.Code, w.Header().Get("RateLimit"))
 		}
 	})
 	t.Run("leaky bucket waits", func(t *testing.T) {

@@ -59,17 +59,19 @@ func TestInvalidReturnsOfFunctionsAreClassified(t *testing.T) {
 	}
 	zero := func(*http.Request) (core.Policy, error) { return core.Policy{}, nil }
 	for _, tc := range []struct {
-		name string
-		l    *httpengine.Limiter
-		want string
+		name   string
+		l      *httpengine.Limiter
+		want   string
+		status int
 	}{
-		{"zero policy", httpengine.Must(store, httpengine.LimitFunc(zero, peerKey), observe), httpengine.ReasonPolicy},
-		{"cost 0", httpengine.Must(store, httpengine.Limit(api, peerKey), cost(0), observe), httpengine.ReasonCost},
-		{"cost above the capacity", httpengine.Must(store, httpengine.Limit(api, peerKey), cost(100), observe), httpengine.ReasonCost},
+		{"zero policy", httpengine.Must(store, httpengine.LimitFunc(zero, peerKey), observe), httpengine.ReasonPolicy, http.StatusInternalServerError},
+		{"cost 0", httpengine.Must(store, httpengine.Limit(api, peerKey), cost(0), observe), httpengine.ReasonCost, http.StatusInternalServerError},
+		// The request's own price (ErrCostTooHigh): the client's, so 400.
+		{"cost above the capacity", httpengine.Must(store, httpengine.Limit(api, peerKey), cost(100), observe), httpengine.ReasonCost, http.StatusBadRequest},
 	} {
 		reason = ""
-		if w := serve(tc.l, request("192.0.2.1:1"), ok); w.Code != http.StatusInternalServerError {
-			t.Errorf("%s: status %d, want 500", tc.name, w.Code)
+		if w := serve(tc.l, request("192.0.2.1:1"), ok); w.Code != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, w.Code, tc.status)
 		}
 		if reason != tc.want {
 			t.Errorf("%s: reason %q, want %q", tc.name, reason, tc.want)

@@ -31,7 +31,7 @@ var publicAPI = []string{
 	"ReasonOther", "ReasonPolicy", "ReasonStore", "Verdict", "VerdictAllowed",
 	"VerdictDenied", "VerdictShadowDenied", "VerdictUncharged", "VerdictUnenforced",
 	// answering
-	"Denial", "ErrStore", "ErrUnidentified",
+	"Denial", "ErrCostTooHigh", "ErrStore", "ErrUnidentified",
 }
 
 // TestPublicAPI fails when httplimit exports a name that publicAPI does not list,

@@ -157,8 +157,8 @@ func (c *ClientIP) Addr(r *http.Request) (netip.Addr, error) {
 
 // Key returns the client's key: "ip:203.0.113.9" for IPv4, and the client's
 // IPv6Prefix block for IPv6, such as "ip6:2001:db8:1:2::/64". An IPv6 address
-// that stands for an IPv4 host (NAT64's well-known prefix 64:ff9b::/96, 6to4 and
-// Teredo) is keyed as that host: 64:ff9b::203.0.113.9 and every address of
+// that stands for an IPv4 host (NAT64's well-known prefix 64:ff9b::/96, SIIT's
+// ::ffff:0:0:0/96, 6to4 and Teredo) is keyed as that host: 64:ff9b::203.0.113.9 and every address of
 // 2002:cb00:7109::/48 give "ip:203.0.113.9". Errors are those of Addr. When no
 // proxy is trusted, Key remembers the keys of recent peers by their exact
 // r.RemoteAddr, so that the requests of a keep-alive connection are keyed

@@ -278,6 +278,8 @@ func TestClientIPKey(t *testing.T) {
 		{"IPv6 loopback", 0, "[::1]:1", "ip6:::/64"},
 		// Addresses that stand for an IPv4 host are keyed as that host.
 		{"NAT64 well-known prefix", 0, "[64:ff9b::203.0.113.9]:1", "ip:203.0.113.9"},
+		{"IPv4-translated (SIIT)", 0, "[::ffff:0:203.0.113.9]:1", "ip:203.0.113.9"},
+		{"IPv4-translated, another host of the translator", 0, "[::ffff:0:198.51.100.7]:1", "ip:198.51.100.7"},
 		{"6to4", 0, "[2002:cb00:7109:1::1]:1", "ip:203.0.113.9"},
 		{"6to4, another /64 of the same site", 128, "[2002:cb00:7109:ffff::2]:1", "ip:203.0.113.9"},
 		{"Teredo (RFC 4380's example)", 0, "[2001:0:4136:e378:8000:63bf:3fff:fdd2]:1", "ip:192.0.2.45"},

@@ -84,10 +84,8 @@
 // refusal is the backing store's own result (or, when remembered, its Retry-After
 // minus the time since), so Retry-After is honest.
 //
-// An admission's DecidedAt is when the backing store charged its lease. A refund
-// (core.Refunder) naming it while that lease is live gives the cost back to the
-// lease's balance, whole and without a round trip; later, to the backing store,
-// where a bucket takes back only what it has not refilled since. For sliding windows, a weighted
+// An admission's DecidedAt is when the backing store charged its lease, where a
+// refund (core.Refunder) gives its cost back. For sliding windows, a weighted
 // request that finds only part of its cost left returns that part to its own
 // window before taking a new lease (one more round trip), so no refund gives a
 // window back units that another window counted; a request admitted while its

@@ -19,22 +19,16 @@ type refundingStore interface {
 }
 
 // shared is a backing store that several replicas share in a test: it counts the
-// decisions and refunds that reach it, and Close leaves it open (the test closes it), so that
+// decisions that reach it, and Close leaves it open (the test closes it), so that
 // its state can be inspected after the replicas have closed.
 type shared struct {
 	refundingStore
 	decisions atomic.Int64
-	refunds   atomic.Int64
 }
 
 func (s *shared) Decide(ctx context.Context, req core.Request) (core.Result, error) {
 	s.decisions.Add(1)
 	return s.refundingStore.Decide(ctx, req)
-}
-
-func (s *shared) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
-	s.refunds.Add(1)
-	return s.refundingStore.Refund(ctx, req, chargedAt)
 }
 
 func (s *shared) Close() error { return nil }

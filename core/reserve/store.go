@@ -148,39 +148,15 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	return s.backing.Release(ctx, req, lease)
 }
 
-// Refund gives req's cost back. A leased request's cost goes back to the balance of
-// the live lease it was spent from (chargedAt, its result's DecidedAt, names that
-// lease's charge), without a round trip: as if it had never been spent. Otherwise it
-// goes to the backing store, which knows whether it can still be given back: a
-// closed window's charge cannot, and a bucket takes back only what it has not
-// refilled since the lease was charged, which for a lease older than its refill
-// time is nothing (less, never more).
+// Refund gives req's cost back to the backing store, leased policies included: the
+// cost was charged there (as part of a lease, whose charge instant a leased
+// result's DecidedAt carries), and the backing store knows whether it can still be
+// given back (a closed window's charge cannot).
 func (s *Store) Refund(ctx context.Context, req core.Request, chargedAt time.Time) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if t, ok := s.tables[req.Policy.ID()]; ok && !chargedAt.IsZero() && req.Check() == nil &&
-		s.refundToLease(ctx, t, req.Key, req.EffectiveCost(), chargedAt.UnixMilli()) {
-		return nil
-	}
 	return s.backing.Refund(ctx, req, chargedAt)
-}
-
-// refundToLease adds cost back to the balance of key's live lease when the backing
-// store charged that lease at chargedMs, and reports whether it did. Under the
-// entry's lock no lease is taken or ended, so the cost cannot reach a lease charged
-// at another instant, whose return would name the wrong charge.
-func (s *Store) refundToLease(ctx context.Context, t *table, key string, cost, chargedMs int64) bool {
-	e, ok := t.lookup(key)
-	if !ok || cost > t.lease.Size || e.lock(ctx) != nil {
-		return false
-	}
-	defer e.unlock()
-	if e.dead || e.chargedAt.Load() != chargedMs || s.nowNanos() >= e.expires.Load() {
-		return false
-	}
-	e.balance.Add(cost)
-	return true
 }
 
 // Close stops the sweeper, returns every unspent balance to the backing store and

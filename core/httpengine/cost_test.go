@@ -1,6 +1,7 @@
 package httpengine_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -122,5 +123,24 @@ func TestStoreErrorAnswers503WithoutLeaking(t *testing.T) {
 	}
 	if len(obs.errs) != 1 || !errors.Is(obs.errs[0], httpengine.ErrStore) || !errors.Is(obs.errs[0], errBackend) {
 		t.Errorf("observer saw %v", obs.errs)
+	}
+}
+
+// A route that prices a request above its policy answers 400 under an app-wide
+// limiter too, and, the client's fault as an unparseable form is, keeps the
+// app-wide charge: oversized batches are not free to send.
+func TestCostTooHighUnderAnAppWideLimitKeepsItsCharge(t *testing.T) {
+	store, _ := newStore(t)
+	app := core.MustPolicy("app", core.FixedWindow, core.PerMinute(10))
+	batch := core.MustPolicy("batch", core.FixedWindow, core.PerMinute(5))
+	outer := httpengine.Must(store, httpengine.Limit(app, peerKey))
+	inner := httpengine.Must(store, httpengine.Limit(batch, peerKey),
+		httpengine.WithCostFunc(func(*http.Request) (int64, error) { return 6, nil }))
+	if w := nested(outer, inner, request("192.0.2.1:1")); w.Code != http.StatusBadRequest {
+		t.Fatalf("a batch priced 6 under a route policy of 5: %d, want 400", w.Code)
+	}
+	res, err := store.Decide(context.Background(), core.Request{Policy: app, Key: "ip:192.0.2.1"})
+	if err != nil || res.Remaining != 8 {
+		t.Fatalf("app-wide remaining after the oversized batch and this probe: %d (%v), want 8", res.Remaining, err)
 	}
 }

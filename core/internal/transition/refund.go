@@ -90,8 +90,9 @@ func refundLog(s State, p *params, now, charged, cost int64) State {
 // the request is refused right after its wait. A slot that moved up after a slot
 // ahead of it was given back began earlier than that: its refund may return up to
 // what those give-backs returned, never more than its cost. An unknown instant
-// (charged < 0: a zero time, as core/resilient passes for what it charged in process
-// memory) and a clock behind charged give the whole cost back.
+// (charged < 0: a zero time, as core/resilient passes to its local store for a cost
+// it has already reduced with RefundableCost) and a clock behind charged give the
+// whole cost back.
 func bucketRefund(p *params, now, charged, cost int64) int64 {
 	units := cost * p.unit
 	if charged < 0 || now <= charged {

@@ -16,14 +16,7 @@ import (
 func TestLateRefundDoesNotCancelASlowCallsCharge(t *testing.T) {
 	r := newRig(t, neverOpen)
 	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10))
-	ctx := context.Background()
-	req := core.Request{Policy: api, Key: "k"}
-	first, err := r.store.Decide(ctx, req)
-	if err != nil || !first.Allowed {
-		t.Fatalf("healthy: %+v, %v", first, err)
-	}
-	admittedOf(t, r, api, "k", 9)
-	r.clock.Advance(time.Second) // the bucket is full again
+	req, first := r.emptyThenRefill(t, api, time.Second)
 	admitted := admittedOf(t, r, api, "k", 9)
 	r.shared.fail(errDown)
 	admitted += admittedOf(t, r, api, "k", 1) // a slow call, from the last answer's 1
@@ -41,14 +34,7 @@ func TestLateRefundGivesALocalAllowanceNothingRefilled(t *testing.T) {
 	admittedAfterRefill := func(refund bool) int {
 		r := newRig(t)
 		api := core.MustPolicy("api", core.TokenBucket, core.PerHour(10))
-		ctx := context.Background()
-		req := core.Request{Policy: api, Key: "k"}
-		first, err := r.store.Decide(ctx, req)
-		if err != nil || !first.Allowed {
-			t.Fatalf("healthy: %+v, %v", first, err)
-		}
-		admittedOf(t, r, api, "k", 9)
-		r.clock.Advance(time.Hour) // full again
+		req, first := r.emptyThenRefill(t, api, time.Hour)
 		admitted := admittedOf(t, r, api, "k", 5)
 		r.trip(t, api)
 		admitted += admittedOf(t, r, api, "k", 3)
@@ -109,4 +95,21 @@ func TestRefundOfAnInMemoryChargeGivesBackWhatHasNotRefilled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// emptyThenRefill spends api's bucket of 10 for key "k" on the shared store, the
+// first request alone, and waits refill for it to fill again: it returns the first
+// request and its result, whose refund is then late.
+func (r *rig) emptyThenRefill(t *testing.T, api core.Policy, refill time.Duration) (core.Request, core.Result) {
+	t.Helper()
+	req := core.Request{Policy: api, Key: "k"}
+	first, err := r.store.Decide(context.Background(), req)
+	if err != nil || !first.Allowed {
+		t.Fatalf("healthy: %+v, %v", first, err)
+	}
+	if got := admittedOf(t, r, api, "k", 9); got != 9 {
+		t.Fatalf("healthy: %d of 9 more admitted", got)
+	}
+	r.clock.Advance(refill)
+	return req, first
 }

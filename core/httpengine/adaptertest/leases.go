@@ -126,12 +126,7 @@ func RunLeases(t *testing.T, serve ServeHandler) {
 				t.Fatalf("second line %q", second)
 			}
 			resp.Body.Close()
-			l.settled(t, 0)
-			if code, _ := getQuery(t, srv, "short"); code != http.StatusOK {
-				t.Fatalf("after the stream: %d, want 200", code)
-			}
-			l.settled(t, 0)
-			l.check(t, 2)
+			l.freeAgain(t, srv, "short", "after the stream")
 		})
 
 		t.Run(name+"/client leaves mid-response", func(t *testing.T) {
@@ -159,12 +154,7 @@ func RunLeases(t *testing.T, serve ServeHandler) {
 			<-lines
 			leave()
 			resp.Body.Close()
-			l.settled(t, 0)
-			if code, _ := getQuery(t, srv, "short"); code != http.StatusOK {
-				t.Fatalf("after the client left: %d, want 200", code)
-			}
-			l.settled(t, 0)
-			l.check(t, 2)
+			l.freeAgain(t, srv, "short", "after the client left")
 		})
 
 		t.Run(name+"/http.TimeoutHandler around the router", func(t *testing.T) {
@@ -185,12 +175,7 @@ func RunLeases(t *testing.T, serve ServeHandler) {
 				t.Fatalf("while the slow handler still works: %d, want 429", code)
 			}
 			close(leave)
-			l.settled(t, 0)
-			if code, _ := get(t, srv); code != http.StatusOK {
-				t.Fatalf("after the slow handler ended: %d, want 200", code)
-			}
-			l.settled(t, 0)
-			l.check(t, 2)
+			l.freeAgain(t, srv, "", "after the slow handler ended")
 		})
 
 		t.Run(name+"/refused by another policy of the stack", func(t *testing.T) {
@@ -348,6 +333,19 @@ func (l *ledger) settled(t *testing.T, want int) {
 			t.Fatalf("%d leases held, want %d", open, want)
 		}
 	}
+}
+
+// freeAgain requires that once the first request's lease is released, the slot
+// admits a request with query (200, when: after what), whose lease is released
+// too: two leases in all, each released once.
+func (l *ledger) freeAgain(t *testing.T, srv *httptest.Server, query, when string) {
+	t.Helper()
+	l.settled(t, 0)
+	if code, _ := getQuery(t, srv, query); code != http.StatusOK {
+		t.Fatalf("%s: %d, want 200", when, code)
+	}
+	l.settled(t, 0)
+	l.check(t, 2)
 }
 
 // check requires that taken leases were granted, each released exactly once, and

@@ -22,9 +22,10 @@ const (
 
 // HTTPObserver returns the httplimit.Observer that counts every HTTP decision, on
 // any store, in ratelimit_decisions_total{policy,result} (one count per policy of
-// the decision, also for a policy charged under two keys), the requests whose key function found no identity in
-// ratelimit_key_fallbacks_total{policy,kind}, and the requests that could not be decided in
-// ratelimit_errors_total{reason}. Attach it to every Limiter:
+// the decision, also for a policy charged under two keys), the requests whose key
+// function found no identity in ratelimit_key_fallbacks_total{policy,kind}, and
+// the requests that could not be decided in ratelimit_errors_total{reason}. Attach
+// it to every Limiter:
 //
 //	httplimit.WithObserver(metrics.HTTPObserver())
 //

@@ -175,20 +175,38 @@ func (s *Store) take(ctx context.Context, l Lease, key string, want, need int64)
 
 // spend admits a request of cost from the live lease at now, if it covers it. The
 // lease's charge instant is read before and after the spend: when a refill replaced
-// the lease in between, the units may be of either lease, and the result carries no
-// DecidedAt, so that a refund gives a window nothing back rather than units another
-// window counted.
+// the lease in between, the units may be of either lease (spentCharge).
 func (s *Store) spend(t *table, e *entry, cost, now int64) (core.Result, bool) {
-	chargedAt := e.chargedAt.Load()
+	before := e.chargedAt.Load()
 	left, ok := e.trySpend(cost, now)
 	if !ok {
 		return core.Result{}, false
 	}
 	res := s.admitted(t, e, left, now)
-	if e.chargedAt.Load() != chargedAt {
-		res.DecidedAt = time.Time{}
+	if after := e.chargedAt.Load(); after != before {
+		res.DecidedAt = spentCharge(t.lease.Policy, before, after)
 	}
 	return res, true
+}
+
+// spentCharge is the DecidedAt of an admission whose units may be of a lease
+// charged at before or of one charged at after (ms since the epoch; 0 when
+// unknown), where its refund finds them (core.Refunder). A bucket gets the earlier
+// known instant: it gives back what has not refilled since then, which is never
+// more than either lease's units would give. A zero time would give it the whole
+// cost however late the refund. A window gets none: it gives nothing back rather
+// than units another window counted.
+func spentCharge(p core.Policy, before, after int64) time.Time {
+	if slidingWindows(p) || p.Algorithm() == core.FixedWindow {
+		return time.Time{}
+	}
+	switch {
+	case before > 0 && (after <= 0 || before <= after):
+		return time.UnixMilli(before)
+	case after > 0:
+		return time.UnixMilli(after)
+	}
+	return time.Time{}
 }
 
 // admitted is the result of a request admitted from a lease that has left units

@@ -88,8 +88,10 @@
 // refund (core.Refunder) gives its cost back. For sliding windows, a weighted
 // request that finds only part of its cost left returns that part to its own
 // window before taking a new lease (one more round trip), so no refund gives a
-// window back units that another window counted; a request admitted while its
-// replica replaced the lease carries no DecidedAt (its refund gives windows nothing).
+// window back units that another window counted. A request admitted while its
+// replica replaced the lease names the earlier lease's charge for a bucket (its
+// refund gives back no more than either lease's would) and no DecidedAt for a
+// window (its refund gives the window nothing).
 //
 // # Stacks
 //

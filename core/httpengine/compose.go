@@ -184,7 +184,16 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 		}
 	}
 
-	t.reqs, t.results, t.mergedSettlers, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, allowed, true
+	var parts [][]chargePart // made only when a rule was charged by more than one decision
+	for e := range entries {
+		if p := mergedParts(prev, &reqs[e], &results[e], &entries[e]); p != nil {
+			if parts == nil {
+				parts = make([][]chargePart, len(reqs))
+			}
+			parts[e] = p
+		}
+	}
+	t.reqs, t.results, t.mergedSettlers, t.mergedParts, t.allowed, t.merged = reqs, results[:len(reqs)], settlers, parts, allowed, true
 	t.shadow = t.shadow && prev.shadow
 	t.fields |= prev.fields
 	t.fellBack = t.fellBack || prev.fellBack
@@ -313,7 +322,7 @@ func (l *Limiter) withoutObservedRefusals(ctx context.Context, t *Ticket, asked 
 func (l *Limiter) giveBackOne(t, prev *Ticket, i int, amount int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(prev.r.Context()), l.releaseTimeout)
 	defer cancel()
-	return l.giveBackCharge(ctx, t, &prev.reqs[i], &prev.results[i], amount)
+	return l.giveBackCharge(ctx, t, &prev.reqs[i], &prev.results[i], prev.partsOf(i), amount)
 }
 
 // indexOfRule is the index of the request of req's policy (by name) and key, or -1.

@@ -69,7 +69,7 @@ func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int
 			}
 		}
 		if amount > 0 {
-			l.giveBackCharge(ctx.of(t.r, l.releaseTimeout), t, req, res, amount)
+			l.giveBackCharge(ctx.of(t.r, l.releaseTimeout), t, req, res, t.partsOf(i), amount)
 		}
 	}
 }
@@ -142,7 +142,7 @@ func earnedBack(p *core.Policy, res *core.Result, amount int64) {
 // observer that panics (a bug in the application) then panics the request after
 // its leases are released, not midway through a decision, where it would leak
 // the leases just taken, or leave the request's scope locked.
-func (l *Limiter) giveBackCharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result, amount int64) bool {
+func (l *Limiter) giveBackCharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result, parts []chargePart, amount int64) bool {
 	var err error
 	switch {
 	case res.Lease != 0:
@@ -154,8 +154,7 @@ func (l *Limiter) giveBackCharge(ctx context.Context, owner *Ticket, req *core.R
 	case l.refunder == nil || amount < 1:
 		return false
 	default:
-		give := core.Request{Policy: req.Policy, Key: req.Key, Cost: amount}
-		if err = l.refunder.Refund(ctx, give, chargedAt(req, res)); err == nil {
+		if err = l.refund(ctx, req, res, parts, amount); err == nil {
 			return true
 		}
 		err = fmt.Errorf("%w: refund policy %q: %w", ErrStore, req.Policy.Name(), err)
@@ -182,8 +181,8 @@ func chargedAt(req *core.Request, res *core.Result) time.Time {
 // (heldBy), and once the store took it back shows res uncharged, with what is
 // left. A failure is kept in owner (see giveBackCharge); res then shows the
 // charge kept.
-func (l *Limiter) uncharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result) {
-	if amount := heldBy(req, res); amount > 0 && l.giveBackCharge(ctx, owner, req, res, amount) {
+func (l *Limiter) uncharge(ctx context.Context, owner *Ticket, req *core.Request, res *core.Result, parts []chargePart) {
+	if amount := heldBy(req, res); amount > 0 && l.giveBackCharge(ctx, owner, req, res, parts, amount) {
 		earnedBack(&req.Policy, res, amount)
 		res.Allowed, res.Delay = false, 0
 	}

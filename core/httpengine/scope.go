@@ -105,7 +105,7 @@ func refuseSeparate(others []*Ticket) {
 		o.finished = true // o's Finish gives back nothing more
 		var rc releaseContext
 		for i := range o.results {
-			o.l.uncharge(rc.of(o.r, o.l.releaseTimeout), o, &o.reqs[i], &o.results[i])
+			o.l.uncharge(rc.of(o.r, o.l.releaseTimeout), o, &o.reqs[i], &o.results[i], o.partsOf(i))
 			o.results[i].Allowed, o.results[i].Delay = false, 0
 		}
 		rc.end()

@@ -71,7 +71,8 @@ type Ticket struct {
 	ownResults     []core.Result
 	mergedReqs     []core.Request
 	mergedResults  []core.Result
-	mergedSettlers []*Limiter // of a merged decision: the Limiter that settles each policy's charge, or nil
+	mergedSettlers []*Limiter     // of a merged decision: the Limiter that settles each policy's charge, or nil
+	mergedParts    [][]chargePart // of a merged decision: how each rule that several decisions charged was charged (partsOf)
 
 	denial Denial
 	event  Event
@@ -547,6 +548,7 @@ func (t *Ticket) reset() {
 		t.merged = false
 		t.reqs, t.results = t.ownReqs, t.ownResults
 		clear(t.mergedSettlers)
+		t.mergedParts = nil
 		clear(t.extraObservers)
 		t.extraObservers = t.extraObservers[:0]
 	}

@@ -50,7 +50,7 @@ func (l *Limiter) decideAll(ctx context.Context, t *Ticket, reqs []core.Request,
 		for i := range reqs {
 			switch {
 			case turn[i] < k:
-				l.uncharge(rc.of(t.r, l.releaseTimeout), t, &reqs[i], &results[i])
+				l.uncharge(rc.of(t.r, l.releaseTimeout), t, &reqs[i], &results[i], nil) // charged by this decision alone
 			case turn[i] > k:
 				results[i] = core.Result{Policy: reqs[i].Policy.Name(), Limit: reqs[i].Policy.Capacity()}
 			}

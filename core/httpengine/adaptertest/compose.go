@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 )
 
@@ -311,6 +313,38 @@ func RunComposition(t *testing.T, build Build) {
 			// The route's 5 came back; api, which the route does not declare, keeps its 1.
 			{path: "/x", code: 200, rateLimit: `"api";r=8;t=60, "route";r=5;t=60`},
 			{path: "/y", code: 200, rateLimit: `"api";r=7;t=60`},
+		})
+	})
+
+	t.Run("a route's difference settled after a window's end gives each window its part", func(t *testing.T) {
+		// App-wide api at cost 1 in the minute that ends; the route's key function
+		// takes a millisecond, in which others of the client spend 5 of the next
+		// minute; the route charges its difference, 2, there. Its settle keeps
+		// nothing of a 502: the new minute gets back its 2, and the ended one the 1.
+		clock := storetest.NewClock()
+		store, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		clock.Advance(time.Minute - time.Millisecond)
+		slowKey := func(r *http.Request) (string, error) {
+			key, err := ip.Key(r)
+			clock.Advance(time.Millisecond)
+			if _, derr := store.Decide(r.Context(), core.Request{Policy: api, Key: key, Cost: 5}); derr != nil {
+				t.Error(derr)
+			}
+			return key, err
+		}
+		h := build(Layout{
+			App: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, ip.Key))},
+			Route: []*httpengine.Limiter{httpengine.Must(store, httpengine.Limit(api, slowKey),
+				httpengine.WithCost(3), httpengine.WithSettle(refundOn5xx))},
+		})
+		run(t, h, []step{
+			{path: "/x", status: "502", code: 502, rateLimit: `"api";r=3;t=60`},
+			// The next minute holds the others' 5 and this one.
+			{path: "/y", code: 200, rateLimit: `"api";r=4;t=60`},
 		})
 	})
 

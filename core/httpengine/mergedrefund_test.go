@@ -1,0 +1,181 @@
+package httpengine_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/go-ratelimit/ratelimit/core"
+	"github.com/go-ratelimit/ratelimit/core/httpengine"
+)
+
+// A rule that an app-wide Limiter charges at cost 1 and a route redeclares at a
+// higher cost is charged twice: the outer cost at the outer decision's instant,
+// the difference at the route's. A give-back names each part's own instant (a
+// window gets back only what it counted, a bucket only what it has not refilled
+// since each part), newest part first. Named at the route's instant alone, the
+// outer part went back to the route's window, or to a bucket that had refilled it.
+
+// addr is the key every request of these tests has.
+const addr = "ip:192.0.2.1"
+
+func addrKey(*http.Request) (string, error) { return addr, nil }
+
+// admitsNow counts the cost-1 requests of policy at addr the store admits now.
+func admitsNow(t *testing.T, store core.Store, policy core.Policy) int {
+	t.Helper()
+	n := 0
+	for range 100 {
+		res, err := store.Decide(context.Background(), core.Request{Policy: policy, Key: addr, Cost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Allowed {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// settledAcrossWindows serves one request through an app-wide Limiter (api at
+// cost 1, at 10.999 s) and a route's (api at cost 3, at 11.000 s, in the next
+// fixed window) whose settle function keeps keep of it, and counts what the next
+// window admits of others: while the handler runs, and after.
+func settledAcrossWindows(t *testing.T, keep int64) (during, after int) {
+	store, clock := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerSecond(10))
+	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
+	inner := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
+		httpengine.WithSettle(func(*http.Request, int, int64) int64 { return keep }))
+	clock.Set(10_999)
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		clock.Set(11_000) // the route decides a millisecond later, in the next window
+		serve(inner, r, func(w http.ResponseWriter, _ *http.Request) {
+			during = admitsNow(t, store, api)
+			w.WriteHeader(http.StatusBadGateway)
+		})
+	})
+	return during, admitsNow(t, store, api)
+}
+
+func TestSettleOfAMergedDifferenceGivesEachWindowItsOwnPart(t *testing.T) {
+	// The window of 11 s counted the difference, 2: others get 8 meanwhile. The
+	// settle keeps nothing: 2 come back to it, and the outer 1 to the closed window.
+	if during, after := settledAcrossWindows(t, 0); during != 8 || after != 2 {
+		t.Errorf("the window of 11 s admitted %d others during the request and %d after its refund, want 8 and 2", during, after)
+	}
+	// Keeping 1 of 3 gives back 2, the newest part: the difference, all of it.
+	if during, after := settledAcrossWindows(t, 1); during != 8 || after != 2 {
+		t.Errorf("keeping 1: the window of 11 s admitted %d others during the request and %d after, want 8 and 2", during, after)
+	}
+	// Keeping 2 gives back 1, of the difference.
+	if during, after := settledAcrossWindows(t, 2); during != 8 || after != 1 {
+		t.Errorf("keeping 2: the window of 11 s admitted %d others during the request and %d after, want 8 and 1", during, after)
+	}
+}
+
+// The outer charge (1, at 0 s) has been refilled and spent by others when the
+// route charges its difference (2, at 1 s): refunded, only the difference comes
+// back, so the bucket admits what it would have without the request.
+func TestSettleOfAMergedDifferenceGivesBackNoRefilledCharge(t *testing.T) {
+	store, clock := newStore(t)
+	api := core.MustPolicy("api", core.TokenBucket, core.PerSecond(10)) // burst 10, a token per 100 ms
+	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
+	inner := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
+		httpengine.WithSettle(refundOn5xx))
+	clock.Set(0)
+	others := 0
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		clock.Set(100) // full again
+		others += admitsNow(t, store, api)
+		clock.Set(1_000) // 9 refilled
+		serve(inner, r, failing)
+	})
+	others += admitsNow(t, store, api)
+	if others != 19 {
+		t.Errorf("a bucket of 10, refilling 10/s, admitted %d others by 1 s around a refunded request, want 19 (10 + 9)", others)
+	}
+}
+
+// The outer charge (1, at 1.0 s) and the difference (2, at 1.5 s) are two log
+// entries: refunded, each comes out of its own, not 3 out of the one at 1.5 s,
+// which others share. A second later the window holds the others alone.
+func TestSettleOfAMergedDifferenceTakesEachLogEntryItsOwnPart(t *testing.T) {
+	store, clock := newStore(t)
+	api := core.MustPolicy("api", core.SlidingLog, core.PerSecond(10))
+	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
+	inner := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
+		httpengine.WithSettle(refundOn5xx))
+	clock.Set(1_000)
+	others := 0
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		clock.Set(1_500)
+		serve(inner, r, func(w http.ResponseWriter, _ *http.Request) {
+			others = admitsNow(t, store, api) // 7 beside the request's 3
+			w.WriteHeader(http.StatusBadGateway)
+		})
+	})
+	others += admitsNow(t, store, api) // the request's 3, given back
+	clock.Set(2_000)                   // the entry at 1.0 s has aged out; those at 1.5 s count
+	if late := admitsNow(t, store, api); others != 10 || late != 0 {
+		t.Errorf("the log admitted %d others at 1.5 s and %d at 2 s, want 10 and 0", others, late)
+	}
+}
+
+// Three layers: app-wide api at cost 1 (10.999 s), a group's at cost 3 (its
+// difference, 2, at 11.000 s), then a route's gate refuses: what the group holds
+// goes back part by part, and the window of 11 s gets back only its 2.
+func TestThirdLayerRefusalGivesEachWindowItsOwnPart(t *testing.T) {
+	store, clock := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerSecond(10))
+	gate := core.MustPolicy("gate", core.FixedWindow, core.PerMinute(1))
+	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
+	group := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3))
+	route := httpengine.Must(store, httpengine.Limit(gate, addrKey))
+	if _, err := store.Decide(context.Background(), core.Request{Policy: gate, Key: addr, Cost: 1}); err != nil {
+		t.Fatal(err) // gate is spent: the route refuses
+	}
+	clock.Set(10_999)
+	during, code := 0, 0
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		clock.Set(11_000)
+		serve(group, r, func(_ http.ResponseWriter, r *http.Request) {
+			during = admitsNow(t, store, api)
+			code = serve(route, r, ok).Code
+		})
+	})
+	if code != http.StatusTooManyRequests {
+		t.Fatalf("the route answered %d, want 429", code)
+	}
+	if after := admitsNow(t, store, api); during != 8 || after != 2 {
+		t.Errorf("the window of 11 s admitted %d others during the request and %d after its refusal, want 8 and 2", during, after)
+	}
+}
+
+// Three layers, the innermost cheaper: app-wide api at cost 1 (10.999 s), a
+// group's at cost 3 (difference 2 at 11.000 s), a route's at cost 2. The excess,
+// 1, goes back from the newest part, and the route's settle then gives back what
+// is left of each part to its own window.
+func TestExcessOfAMergedDifferenceComesFromTheNewestPart(t *testing.T) {
+	store, clock := newStore(t)
+	api := core.MustPolicy("api", core.FixedWindow, core.PerSecond(10))
+	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
+	group := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3))
+	route := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(2),
+		httpengine.WithSettle(refundOn5xx))
+	clock.Set(10_999)
+	during := 0
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		clock.Set(11_000)
+		serve(group, r, func(_ http.ResponseWriter, r *http.Request) {
+			serve(route, r, func(w http.ResponseWriter, _ *http.Request) {
+				during = admitsNow(t, store, api) // the window of 11 s holds 1 of the request
+				w.WriteHeader(http.StatusBadGateway)
+			})
+		})
+	})
+	if after := admitsNow(t, store, api); during != 9 || after != 1 {
+		t.Errorf("the window of 11 s admitted %d others during the request and %d after its refund, want 9 and 1", during, after)
+	}
+}

@@ -61,7 +61,8 @@ func settledAcrossWindows(t *testing.T, keep int64) (during, after int) {
 
 func TestSettleOfAMergedDifferenceGivesEachWindowItsOwnPart(t *testing.T) {
 	// The window of 11 s counted the difference, 2: others get 8 meanwhile. The
-	// settle keeps nothing: 2 come back to it, and the outer 1 to the closed window.
+	// settle keeps nothing: 2 come back to it; the outer 1 is named for the window
+	// of 10 s, which has closed and takes nothing back.
 	if during, after := settledAcrossWindows(t, 0); during != 8 || after != 2 {
 		t.Errorf("the window of 11 s admitted %d others during the request and %d after its refund, want 8 and 2", during, after)
 	}
@@ -177,5 +178,43 @@ func TestExcessOfAMergedDifferenceComesFromTheNewestPart(t *testing.T) {
 	})
 	if after := admitsNow(t, store, api); during != 9 || after != 1 {
 		t.Errorf("the window of 11 s admitted %d others during the request and %d after its refund, want 9 and 1", during, after)
+	}
+}
+
+// settledBucket serves a request of cost 3 of a bucket (burst 10, a unit per
+// 100 ms) at 0 ms, by a route's Limiter alone or under an app-wide one at cost 1
+// in the same millisecond; its handler runs 100 ms and fails, and the settle keeps
+// nothing. It returns what the bucket admits of others after.
+func settledBucket(t *testing.T, alg core.Algorithm, layered bool) int {
+	store, clock := newStore(t)
+	api := core.MustPolicy("api", alg, core.PerSecond(10))
+	route := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
+		httpengine.WithSettle(refundOn5xx))
+	handler := func(w http.ResponseWriter, _ *http.Request) {
+		clock.Set(100) // a unit refilled meanwhile
+		w.WriteHeader(http.StatusBadGateway)
+	}
+	clock.Set(0)
+	if !layered {
+		serve(route, request("192.0.2.1:1"), handler)
+		return admitsNow(t, store, api)
+	}
+	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		serve(route, r, handler)
+	})
+	return admitsNow(t, store, api)
+}
+
+// A bucket's parts come back in one refund, which counts the refill since them
+// once: as one decision of 3 gets back 3 less the unit refilled, so do the
+// app-wide 1 and the route's difference 2. Refunded part by part, each took off
+// that unit again (2−1 and 1−1), and the bucket admitted 9, not 10.
+func TestSettleOfAMergedDifferenceCountsABucketsRefillOnce(t *testing.T) {
+	for _, alg := range []core.Algorithm{core.TokenBucket, core.GCRA} {
+		alone, layered := settledBucket(t, alg, false), settledBucket(t, alg, true)
+		if alone != 10 || layered != 10 {
+			t.Errorf("%v: after a refunded request of cost 3 the bucket admits %d (one Limiter) and %d (app-wide 1, route 3), want 10 and 10", alg, alone, layered)
+		}
 	}
 }

@@ -27,13 +27,39 @@ func (t *Ticket) partsOf(i int) []chargePart {
 }
 
 // refund gives back amount of req's charge, which res records: at res's instant,
-// or when parts says several decisions charged it, from the newest part first,
-// each at its own instant. Each part keeps what is still charged of it. A part
-// refunds no more than it holds: should they hold less than amount, the rest
-// stays charged (the key admits less, never more).
+// or, when parts says several decisions charged it, part by part (refundParts).
+// The parts then keep what is still charged of each, the newest given back first.
 func (l *Limiter) refund(ctx context.Context, req *core.Request, res *core.Result, parts []chargePart, amount int64) error {
 	if len(parts) == 0 {
 		return l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: amount}, chargedAt(req, res))
+	}
+	if err := l.refundParts(ctx, req, parts, amount); err != nil {
+		return err
+	}
+	for k := len(parts) - 1; k >= 0 && amount > 0; k-- {
+		take := min(amount, parts[k].amount)
+		parts[k].amount -= take
+		amount -= take
+	}
+	return nil
+}
+
+// refundParts gives back amount of a charge made in parts. A window gets each
+// part, newest first, at its own instant: the window (or log entry) that counted
+// it. A bucket gets one refund at the newest part's instant of what the parts
+// still hold then (unrefilled): refunded part by part, each refund would take off
+// the refill since the newest instant again, and a route's cost 3 over an
+// app-wide 1, charged in one millisecond, got back less than one decision of 3.
+// Whatever the parts hold less than amount stays charged (less admitted, never
+// more).
+func (l *Limiter) refundParts(ctx context.Context, req *core.Request, parts []chargePart, amount int64) error {
+	switch req.Policy.Algorithm() {
+	case core.TokenBucket, core.GCRA, core.LeakyBucket:
+		held, at := unrefilled(&req.Policy, parts)
+		if give := min(amount, held); give > 0 {
+			return l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: give}, at)
+		}
+		return nil
 	}
 	for k := len(parts) - 1; k >= 0 && amount > 0; k-- {
 		take := min(amount, parts[k].amount)
@@ -43,10 +69,37 @@ func (l *Limiter) refund(ctx context.Context, req *core.Request, res *core.Resul
 		if err := l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: take}, parts[k].at); err != nil {
 			return err
 		}
-		parts[k].amount -= take
 		amount -= take
 	}
 	return nil
+}
+
+// unrefilled is what a bucket's parts hold that it has not refilled by the last
+// part's instant, in whole units of cost (rounded down), and that instant. The
+// refill between two parts earns back the older ones first, as one decision's
+// refund counts each millisecond's refill once. A part dated before the one ahead
+// of it (a store's clock that went back) adds no refill, and the earlier instant
+// named makes the store count more refill: less given back, never more.
+func unrefilled(p *core.Policy, parts []chargePart) (int64, time.Time) {
+	unit, refill := p.TokenUnit(), p.RefillPerMilli()
+	if unit < 1 || refill < 1 {
+		return 0, time.Time{}
+	}
+	var units int64
+	at := parts[0].at
+	for _, part := range parts {
+		if gap := part.at.Sub(at).Milliseconds(); gap > 0 {
+			// gap < ⌈units/refill⌉ keeps gap×refill below units + refill: no overflow.
+			if gap < (units+refill-1)/refill {
+				units -= gap * refill
+			} else {
+				units = 0
+			}
+		}
+		units += part.amount * unit
+		at = part.at
+	}
+	return units / unit, at
 }
 
 // mergedParts is how the merged rule e is charged, once prev's excess went back:

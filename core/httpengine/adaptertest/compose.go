@@ -320,7 +320,8 @@ func RunComposition(t *testing.T, build Build) {
 		// App-wide api at cost 1 in the minute that ends; the route's key function
 		// takes a millisecond, in which others of the client spend 5 of the next
 		// minute; the route charges its difference, 2, there. Its settle keeps
-		// nothing of a 502: the new minute gets back its 2, and the ended one the 1.
+		// nothing of a 502: the new minute gets back its 2 (the app-wide 1 is
+		// named for the ended minute, which takes nothing back).
 		clock := storetest.NewClock()
 		store, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 		if err != nil {

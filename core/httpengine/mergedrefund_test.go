@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httpengine"
+	"github.com/go-ratelimit/ratelimit/core/memory"
+	"github.com/go-ratelimit/ratelimit/core/storetest"
 )
 
 // A rule that an app-wide Limiter charges at cost 1 and a route redeclares at a
@@ -38,25 +40,40 @@ func admitsNow(t *testing.T, store core.Store, policy core.Policy) int {
 	return n
 }
 
-// settledAcrossWindows serves one request through an app-wide Limiter (api at
-// cost 1, at 10.999 s) and a route's (api at cost 3, at 11.000 s, in the next
-// fixed window) whose settle function keeps keep of it, and counts what the next
-// window admits of others: while the handler runs, and after.
-func settledAcrossWindows(t *testing.T, keep int64) (during, after int) {
+// layered is a store, its clock, and a request's path through an app-wide
+// Limiter (policy at cost 1, deciding at first ms) and a route's (policy at cost
+// 3, at second ms) whose settle function keeps keep and whose handler fails. The
+// request's serve counts what the store admits of others while the handler runs
+// and after the settle.
+type layered struct {
+	store *memory.Store
+	clock *storetest.Clock
+	serve func() (during, after int)
+}
+
+func newLayered(t *testing.T, policy core.Policy, first, second, keep int64) layered {
 	store, clock := newStore(t)
-	api := core.MustPolicy("api", core.FixedWindow, core.PerSecond(10))
-	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
-	inner := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
+	outer := httpengine.Must(store, httpengine.Limit(policy, addrKey))
+	inner := httpengine.Must(store, httpengine.Limit(policy, addrKey), httpengine.WithCost(3),
 		httpengine.WithSettle(func(*http.Request, int, int64) int64 { return keep }))
-	clock.Set(10_999)
-	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
-		clock.Set(11_000) // the route decides a millisecond later, in the next window
-		serve(inner, r, func(w http.ResponseWriter, _ *http.Request) {
-			during = admitsNow(t, store, api)
-			w.WriteHeader(http.StatusBadGateway)
+	return layered{store: store, clock: clock, serve: func() (during, after int) {
+		clock.Set(first)
+		serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+			clock.Set(second)
+			serve(inner, r, func(w http.ResponseWriter, _ *http.Request) {
+				during = admitsNow(t, store, policy)
+				w.WriteHeader(http.StatusBadGateway)
+			})
 		})
-	})
-	return during, admitsNow(t, store, api)
+		return during, admitsNow(t, store, policy)
+	}}
+}
+
+// settledAcrossWindows is a layered request of a 10/s fixed window whose route
+// decides a millisecond after the app-wide Limiter, in the next window.
+func settledAcrossWindows(t *testing.T, keep int64) (during, after int) {
+	api := core.MustPolicy("api", core.FixedWindow, core.PerSecond(10))
+	return newLayered(t, api, 10_999, 11_000, keep).serve()
 }
 
 func TestSettleOfAMergedDifferenceGivesEachWindowItsOwnPart(t *testing.T) {
@@ -103,24 +120,12 @@ func TestSettleOfAMergedDifferenceGivesBackNoRefilledCharge(t *testing.T) {
 // entries: refunded, each comes out of its own, not 3 out of the one at 1.5 s,
 // which others share. A second later the window holds the others alone.
 func TestSettleOfAMergedDifferenceTakesEachLogEntryItsOwnPart(t *testing.T) {
-	store, clock := newStore(t)
 	api := core.MustPolicy("api", core.SlidingLog, core.PerSecond(10))
-	outer := httpengine.Must(store, httpengine.Limit(api, addrKey))
-	inner := httpengine.Must(store, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
-		httpengine.WithSettle(refundOn5xx))
-	clock.Set(1_000)
-	others := 0
-	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
-		clock.Set(1_500)
-		serve(inner, r, func(w http.ResponseWriter, _ *http.Request) {
-			others = admitsNow(t, store, api) // 7 beside the request's 3
-			w.WriteHeader(http.StatusBadGateway)
-		})
-	})
-	others += admitsNow(t, store, api) // the request's 3, given back
-	clock.Set(2_000)                   // the entry at 1.0 s has aged out; those at 1.5 s count
-	if late := admitsNow(t, store, api); others != 10 || late != 0 {
-		t.Errorf("the log admitted %d others at 1.5 s and %d at 2 s, want 10 and 0", others, late)
+	l := newLayered(t, api, 1_000, 1_500, 0)
+	during, after := l.serve() // 7 beside the request's 3, then its 3 given back
+	l.clock.Set(2_000)         // the entry at 1.0 s has aged out; those at 1.5 s count
+	if late := admitsNow(t, l.store, api); during+after != 10 || late != 0 {
+		t.Errorf("the log admitted %d others at 1.5 s and %d at 2 s, want 10 and 0", during+after, late)
 	}
 }
 

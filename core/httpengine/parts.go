@@ -27,37 +27,31 @@ func (t *Ticket) partsOf(i int) []chargePart {
 }
 
 // refund gives back amount of req's charge, which res records: at res's instant,
-// or, when parts says several decisions charged it, part by part (refundParts).
-// The parts then keep what is still charged of each, the newest given back first.
+// or, when parts says several decisions charged it, part by part, the newest
+// first. A window gets each part at its own instant: the window (or log entry)
+// that counted it. A bucket gets one refund at the newest part's instant of what
+// the parts still hold then (unrefilled): refunded part by part, each refund
+// would take off the refill since the newest instant again, and a route's cost 3
+// over an app-wide 1, charged in one millisecond, got back less than one decision
+// of 3. The parts keep what is still charged of each, lowered as each refund
+// succeeds, so that a failure midway never has a part given back twice. What the
+// parts hold less than amount stays charged (less admitted, never more).
 func (l *Limiter) refund(ctx context.Context, req *core.Request, res *core.Result, parts []chargePart, amount int64) error {
 	if len(parts) == 0 {
 		return l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: amount}, chargedAt(req, res))
 	}
-	if err := l.refundParts(ctx, req, parts, amount); err != nil {
-		return err
-	}
-	for k := len(parts) - 1; k >= 0 && amount > 0; k-- {
-		take := min(amount, parts[k].amount)
-		parts[k].amount -= take
-		amount -= take
-	}
-	return nil
-}
-
-// refundParts gives back amount of a charge made in parts. A window gets each
-// part, newest first, at its own instant: the window (or log entry) that counted
-// it. A bucket gets one refund at the newest part's instant of what the parts
-// still hold then (unrefilled): refunded part by part, each refund would take off
-// the refill since the newest instant again, and a route's cost 3 over an
-// app-wide 1, charged in one millisecond, got back less than one decision of 3.
-// Whatever the parts hold less than amount stays charged (less admitted, never
-// more).
-func (l *Limiter) refundParts(ctx context.Context, req *core.Request, parts []chargePart, amount int64) error {
 	switch req.Policy.Algorithm() {
 	case core.TokenBucket, core.GCRA, core.LeakyBucket:
 		held, at := unrefilled(&req.Policy, parts)
 		if give := min(amount, held); give > 0 {
-			return l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: give}, at)
+			if err := l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: give}, at); err != nil {
+				return err
+			}
+		}
+		for k := len(parts) - 1; k >= 0 && amount > 0; k-- {
+			take := min(amount, parts[k].amount)
+			parts[k].amount -= take
+			amount -= take
 		}
 		return nil
 	}
@@ -69,6 +63,7 @@ func (l *Limiter) refundParts(ctx context.Context, req *core.Request, parts []ch
 		if err := l.refunder.Refund(ctx, core.Request{Policy: req.Policy, Key: req.Key, Cost: take}, parts[k].at); err != nil {
 			return err
 		}
+		parts[k].amount -= take
 		amount -= take
 	}
 	return nil

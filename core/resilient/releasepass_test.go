@@ -54,6 +54,24 @@ func (l *releaseLog) DecideStack(ctx context.Context, reqs []core.Request, resul
 	return l.fakeShared.DecideStack(ctx, reqs, results)
 }
 
+// beforeEachRelease sets onRelease.
+func (l *releaseLog) beforeEachRelease(hook func(n int)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.onRelease = hook
+}
+
+// holdFirst is an onRelease that closes first when the first release is on its
+// way and holds it until goOn is closed.
+func holdFirst(first, goOn chan struct{}) func(n int) {
+	return func(n int) {
+		if n == 1 {
+			close(first)
+			<-goOn
+		}
+	}
+}
+
 func (l *releaseLog) Release(ctx context.Context, req core.Request, lease uint64) error {
 	l.mu.Lock()
 	hook, n := l.onRelease, l.made+1
@@ -155,14 +173,7 @@ func TestEndedLeasesYieldToTheProbeOfABreakerThatOpensAgain(t *testing.T) {
 	first, goOn := make(chan struct{}), make(chan struct{})
 	var closeGoOn sync.Once
 	t.Cleanup(func() { closeGoOn.Do(func() { close(goOn) }) }) // before the Store's Close
-	shared.mu.Lock()
-	shared.onRelease = func(n int) {
-		if n == 1 {
-			close(first)
-			<-goOn
-		}
-	}
-	shared.mu.Unlock()
+	shared.beforeEachRelease(holdFirst(first, goOn))
 	r.shared.heal()
 	clock.Advance(time.Second)
 	<-first // the breaker closed, and the first release is on its way
@@ -295,9 +306,7 @@ func TestReleasePassIsBoundedInTime(t *testing.T) {
 	leases := endedInAnOutage(t, r, 5, false)
 	r.shared.heal()
 	const step = 20 * time.Millisecond
-	shared.mu.Lock()
-	shared.onRelease = func(int) { r.clock.Advance(step) }
-	shared.mu.Unlock()
+	shared.beforeEachRelease(func(int) { r.clock.Advance(step) })
 	want := int64((resilient.ReleasePassBudget + step - 1) / step)
 	if more, calls, _ := r.pass(); !more || calls != want {
 		t.Fatalf("releases of %v each: more %v, %d calls; want true, %d", step, more, calls, want)
@@ -332,14 +341,7 @@ func TestReleasePassAndTheKeysDecisionReleaseEachLeaseOnce(t *testing.T) {
 	leases := endedInAnOutage(t, r, 3, false)
 	r.shared.heal()
 	first, goOn := make(chan struct{}), make(chan struct{})
-	shared.mu.Lock()
-	shared.onRelease = func(n int) {
-		if n == 1 {
-			close(first)
-			<-goOn
-		}
-	}
-	shared.mu.Unlock()
+	shared.beforeEachRelease(holdFirst(first, goOn))
 	passed := make(chan bool, 1)
 	go func() { passed <- r.store.ReleasePass() }()
 	<-first

@@ -129,7 +129,9 @@ func (b *breaker) record(o outcome, now int64) (confirm bool) {
 		return false
 	}
 	epoch := now / b.width
-	bk := &b.buckets[epoch%windowBuckets]
+	// now is negative when a clock of WithClock reads before New, and so is the
+	// remainder of a negative epoch: it is made positive to index the ring.
+	bk := &b.buckets[(epoch%windowBuckets+windowBuckets)%windowBuckets]
 	if bk.epoch.Load() != epoch {
 		b.mu.Lock()
 		if bk.epoch.Load() != epoch {

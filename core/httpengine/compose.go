@@ -43,11 +43,12 @@ import (
 
 // mergeEntry is what a merge knows of one of the merged rules besides its request.
 type mergeEntry struct {
-	from     int   // the index of the rule in prev.reqs, or -1 (t's own)
-	held     int64 // what prev charged for the rule that the merged decision counts: a cost, or 1 for a held lease
-	replaced int64 // what prev charged for a declaration of another plan, which t's replaced: given back, whatever the decision
-	observed bool  // only a Limiter in shadow mode declares it, merged with one that enforces: it never refuses the request
-	decided  bool  // decided by the merge: its whole cost, or the difference beside held
+	from     int       // the index of the rule in prev.reqs, or -1 (t's own)
+	held     int64     // what prev charged for the rule that the merged decision counts: a cost, or 1 for a held lease
+	replaced int64     // what prev charged for a declaration of another plan, which t's replaced: given back, whatever the decision
+	observed bool      // only a Limiter in shadow mode declares it, merged with one that enforces: it never refuses the request
+	decided  bool      // decided by the merge: its whole cost, or the difference beside held
+	at       time.Time // decided: the instant a refund of its charge names (chargedAt), taken before its wait is shortened
 }
 
 // merge decides t's own prepared requests together with prev's decision, which
@@ -135,6 +136,7 @@ func (l *Limiter) merge(ctx context.Context, t, prev *Ticket) error {
 	for e := range reqs {
 		en := &entries[e]
 		if en.decided {
+			en.at = chargedAt(&reqs[e], &results[e]) // its slot, where the store queued it
 			switch {
 			case en.observed:
 				results[e].Delay = 0 // only a shadow Limiter declares it: it never makes anyone wait

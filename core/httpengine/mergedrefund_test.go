@@ -223,3 +223,31 @@ func TestSettleOfAMergedDifferenceCountsABucketsRefillOnce(t *testing.T) {
 		}
 	}
 }
+
+// A leaky bucket's difference queues behind the app-wide slot, and its wait counts
+// only what came between (the route's Delay is shortened by the app-wide cost's
+// span), but its own slot still begins where the store queued it: a refund names
+// that slot. The app-wide Limiter charges 1 at 0 ms (slot 0–100 ms), the route 5 at
+// 50 ms (difference 4, slot 100–500 ms, no wait left); the handler fails at 60 ms
+// and the settle keeps nothing. At 100 ms the queue is then as if the request had
+// never come: 11 slots within the 1 s it may wait. Dated from the shortened wait
+// (50 ms), the refund lost 10 ms of drain and left room for 10.
+func TestMergedLeakyDifferenceIsRefundedFromItsSlot(t *testing.T) {
+	store, clock := newStore(t)
+	queue := core.MustPolicy("queue", core.LeakyBucket, core.PerSecond(10), core.WithBurst(10))
+	outer := httpengine.Must(store, httpengine.Limit(queue, addrKey))
+	inner := httpengine.Must(store, httpengine.Limit(queue, addrKey), httpengine.WithCost(5),
+		httpengine.WithSettle(func(*http.Request, int, int64) int64 { return 0 }))
+	clock.Set(1_000_000)
+	serve(outer, request("192.0.2.1:1"), func(_ http.ResponseWriter, r *http.Request) {
+		clock.Set(1_000_050)
+		serve(inner, r, func(w http.ResponseWriter, _ *http.Request) {
+			clock.Set(1_000_060)
+			w.WriteHeader(http.StatusBadGateway)
+		})
+	})
+	clock.Set(1_000_100)
+	if got := admitsNow(t, store, queue); got != 11 {
+		t.Errorf("the queue took %d requests at 100 ms after the refund, want 11 (as if the request never came)", got)
+	}
+}

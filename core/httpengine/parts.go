@@ -99,7 +99,8 @@ func unrefilled(p *core.Policy, parts []chargePart) (int64, time.Time) {
 
 // mergedParts is how the merged rule e is charged, once prev's excess went back:
 // prev's parts (or its one charge) and, when the merge charged the difference
-// beside them, that difference at its own instant. It is nil when one decision
+// beside them, that difference at its own instant: for a leaky bucket, where its
+// slot began, not the wait that the merge shortened to what came between. It is nil when one decision
 // charged the rule: t's own, or prev's alone.
 func mergedParts(prev *Ticket, req *core.Request, res *core.Result, en *mergeEntry) []chargePart {
 	if en.from < 0 || en.held == 0 || req.Policy.Algorithm() == core.Concurrency || !res.Allowed {
@@ -114,5 +115,5 @@ func mergedParts(prev *Ticket, req *core.Request, res *core.Result, en *mergeEnt
 	} else {
 		earlier = append([]chargePart(nil), earlier...)
 	}
-	return append(earlier, chargePart{amount: req.EffectiveCost() - en.held, at: chargedAt(req, res)})
+	return append(earlier, chargePart{amount: req.EffectiveCost() - en.held, at: en.at})
 }

@@ -51,7 +51,7 @@ const (
 	VerdictAllowed      Verdict = "allowed"       // admitted and charged
 	VerdictDenied       Verdict = "denied"        // refused by this policy
 	VerdictShadowDenied Verdict = "shadow_denied" // would have been refused; shadow mode let it through
-	VerdictUncharged    Verdict = "uncharged"     // admitted by this policy, refused by another
+	VerdictUncharged    Verdict = "uncharged"     // admitted by this policy, refused by another, or given back unserved
 	VerdictUnenforced   Verdict = "unenforced"    // admitted uncounted by a store's failure mode
 )
 
@@ -68,6 +68,10 @@ func (e *Event) Verdict(i int) Verdict {
 	switch {
 	case e.Results[i].Unenforced && (e.Allowed || !refused(&e.Results[i])):
 		return VerdictUnenforced
+	case e.Allowed && refused(&e.Results[i]):
+		// Refused within an admitted decision: only a Limiter in shadow mode
+		// declares it, merged with one that enforces (withoutObservedRefusals).
+		return VerdictShadowDenied
 	case e.Allowed:
 		return VerdictAllowed
 	case !refused(&e.Results[i]):

@@ -87,6 +87,7 @@ func (s *scope) giveBackOuter() {
 		if t.disposition == Admitted && !t.absorbed && !t.finished {
 			t.finished = true // first: t's Finish must not give back again after a panic in giveBack
 			t.l.giveBack(t, giveBackAll, 0)
+			t.allowed = false // its observers see the request uncharged, as a refusal's others (refuseSeparate)
 		}
 	}
 }

@@ -438,9 +438,14 @@ func (t *Ticket) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		// The request never reaches its handler: as when a Limiter further in
 		// cannot decide it, it spends nothing, of this decision nor of the
-		// request's others on any store (t is the scope's latest).
+		// request's others on any store (t is the scope's latest), and the
+		// observers hear an error, not an admission (counted "allowed", a
+		// request that left the queue was never served nor charged).
 		t.scope.giveBackOuter()
-		return endedEarly(ctx, ctx.Err())
+		err := endedEarly(ctx, ctx.Err())
+		t.eventDue = false
+		t.l.afterError(t.r, err)
+		return err
 	}
 }
 

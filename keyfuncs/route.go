@@ -23,7 +23,8 @@ var errNoPattern = fmt.Errorf("%w: no route pattern", ErrNoKey)
 //
 // Key by route to give every endpoint its own budget, or Join it with an
 // identity to limit each client per endpoint. Other routers expose their
-// patterns differently: use RoutePattern with the router's accessor.
+// patterns differently: use RoutePattern with the router's accessor (on chi,
+// chimw.Route, whose keys have no method).
 func Route() KeyFunc {
 	return RoutePattern(func(r *http.Request) string { return r.Pattern })
 }

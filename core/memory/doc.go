@@ -22,7 +22,7 @@
 // expired is returned as ctx.Err(), wrapped, before anything is decided.
 //
 // Each key costs about 230 to 260 bytes of heap with a scalar state (token
-// bucket, GCRA, windows) and about 360 to 390 bytes with a 5-entry sliding log,
+// bucket, GCRA, windows) and about 380 to 412 bytes with a 5-entry sliding log,
 // key strings of 14 to 35 bytes included; measure with
 //
 //	go test -run '^$' -bench HeapPerKey -benchtime 1x ./core/memory

@@ -16,7 +16,8 @@ const MaxLifetime = 24 * time.Hour
 
 // Lease opts one policy in to leasing: a replica takes Size units of the policy's
 // budget for a key from the backing store in one decision, spends them in process
-// memory, and returns what it did not spend when Lifetime ends.
+// memory, and returns what it did not spend when Lifetime ends. (A slice of budget:
+// not the concurrency limiter's lease of core.Request.Lease, a slot in flight.)
 //
 // A lease applies to requests whose policy has exactly this policy's ID (its name
 // and parameters): a policy with the same name and other parameters (a tenant's

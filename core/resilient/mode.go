@@ -10,12 +10,14 @@ const (
 	// Open admits every request of the policy, uncounted, and flags the result
 	// (core.Result.Unenforced), which reports what the key's last shared answer left.
 	// Choose it when refusing users costs more than a short stretch of unenforced
-	// traffic, and the backend can take the load.
+	// traffic, and the backend can take the load. (BreakerOpen is the breaker's state
+	// in which the failure modes decide.)
 	Open Mode = "open"
 	// Closed refuses every request of the policy with an *UnavailableError (the HTTP
 	// layer answers 503 with Retry-After: the client did nothing wrong). Choose it when
 	// an unenforced request is worse than a refused one (an expensive or abusable
-	// endpoint, a login).
+	// endpoint, a login). Not to be confused with BreakerClosed, the healthy state
+	// in which every decision calls the shared store.
 	Closed Mode = "closed"
 	// Local enforces the policy in process memory, optionally stricter (WithReplicas,
 	// WithDegrade), until the shared store is back. Each replica keeps its own count,

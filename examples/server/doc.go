@@ -27,7 +27,9 @@
 //
 // Request bodies are bounded (64 KiB) and the read timeout cuts off a client that
 // stalls its body. Decisions, errors and key fallbacks are logged at debug; at info
-// the server logs its lifecycle and, once per interval, a summary of refusals,
-// errors and fallbacks with counts only: no client address, key or username.
+// the server logs its lifecycle, the first error of each kind in an interval (its
+// kind and the request's path, at warn or error), and, once per interval, a summary
+// of refusals, errors and fallbacks with counts only: no client address, key or
+// username.
 // SIGINT or SIGTERM shuts the server down gracefully.
 package main

@@ -2,7 +2,6 @@ package resilient_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,9 +10,6 @@ import (
 
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/go-ratelimit/ratelimit/core/memory"
-	"github.com/go-ratelimit/ratelimit/core/redisstore"
-	"github.com/go-ratelimit/ratelimit/core/resilient"
 	"github.com/go-ratelimit/ratelimit/core/storetest"
 	"github.com/go-ratelimit/ratelimit/keyfuncs"
 	"github.com/go-ratelimit/ratelimit/nethttp"
@@ -53,7 +49,7 @@ func TestRedisLayeredSettleGivesEachPartBackWhereItWasCharged(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				clock := storetest.NewClock()
-				store := newLayeredReplica(t, client, clock, tc.name)
+				store := newRigOver(t, clock, newPartition(t, client, clock, "parts-"+tc.name+":")).store
 				api := core.MustPolicy("api", tc.alg, core.PerSecond(10))
 				const key = "ip:192.0.2.77"
 				admits := func() int {
@@ -100,25 +96,4 @@ func TestRedisLayeredSettleGivesEachPartBackWhereItWasCharged(t *testing.T) {
 			})
 		}
 	})
-}
-
-// newLayeredReplica is a resilient Store over a Redis store on client, both at
-// clock, its keys under a prefix of its own. It is closed when t ends.
-func newLayeredReplica(t *testing.T, client redis.UniversalClient, clock *storetest.Clock, prefix string) *resilient.Store {
-	t.Helper()
-	shared, err := redisstore.New(client, redisstore.WithClock(clock.Now), redisstore.WithPrefix(fmt.Sprintf("parts-%s:", prefix)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := resilient.New(shared, resilient.WithClock(clock.Now), resilient.WithLocalStore(local),
-		resilient.WithLogger(quietLogger()), resilient.WithDeadline(rigDeadline))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return store
 }

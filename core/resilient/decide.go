@@ -78,7 +78,8 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 		s.pre.remember(&req, &res, now)
 		s.decided(&req, outcomeOf(&res), ViaShared)
 		return res, nil
-	case canceled:
+	case canceled: // the lease may have landed: see acquiresUnsure
+		s.acquiresUnsure([]core.Request{req}, o, err, now)()
 		return core.Result{}, fmt.Errorf("resilient: policy %q: %w", req.Policy.Name(), err)
 	case broken:
 		return core.Result{}, s.permanent([]core.Request{req}, err)
@@ -86,6 +87,8 @@ func (s *Store) Decide(ctx context.Context, req core.Request) (core.Result, erro
 	if settler {
 		s.memo.callFailed(&req)
 	}
+	// The lease may have landed: marked now, released once decided unless granted.
+	defer s.acquiresUnsure([]core.Request{req}, o, err, now)()
 	if !s.closedFor(&req, slot) { // this failure opened a breaker
 		return s.fallback(ctx, req, err, now, true)
 	}
@@ -178,12 +181,15 @@ func (s *Store) DecideStack(ctx context.Context, reqs []core.Request, results []
 			s.decided(&reqs[i], stackOutcome(&results[i], allowed), ViaShared)
 		}
 		return allowed, nil
-	case canceled:
+	case canceled: // the leases may have landed: see acquiresUnsure
+		s.acquiresUnsure(reqs, o, err, now)()
 		return false, fmt.Errorf("resilient: %s: %w", policyNames(reqs), err)
 	case broken:
 		return false, s.permanent(reqs, err)
 	}
 	s.callFailed(reqs, turns)
+	// The leases may have landed: marked now, released once decided unless granted.
+	defer s.acquiresUnsure(reqs, o, err, now)()
 	return s.failedStack(ctx, reqs, results, slot, err, now)
 }
 

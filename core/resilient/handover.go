@@ -15,9 +15,14 @@ import (
 // released from the local store. A lease the shared store refuses (the key is
 // full) or that cannot be handed over now stays local, and is offered again at the
 // key's next decision. A request that ends during its lease's hand-over releases
-// it locally; the hand-over then releases what it took. A hand-over whose call
-// times out may leave the lease held on the shared store until its timeout (fewer
-// admissions, never more).
+// it locally; the hand-over then releases what it took. A lease the shared store
+// may hold already, because the call that carried its acquire, or an earlier
+// hand-over's, failed after it may have landed (leaseEntry.shared), is first
+// released there, and acquired only once that release succeeded: the store then
+// holds it once. Acquired beside its phantom, it was held twice, and the phantom
+// stayed for a lease timeout after the request ended. A lease whose phantom
+// release fails stays local, still marked, and its hand-over fails as a failed
+// acquire does; a lease whose hand-over's acquire may have landed is marked so.
 //
 // The hand-over's calls, releases included, count as the key's calls (in slot) for
 // the breakers, and reach the observers, as the decision's own call does. A lease's
@@ -45,6 +50,14 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 	for i, m := range moving {
 		k := leaseKey{req.Policy.ID(), req.Key, m.lease}
 		lease := core.Request{Policy: req.Policy, Key: req.Key, Cost: m.cost, Lease: m.lease}
+		if m.shared { // its phantom first, so that the shared store holds it once
+			start, _ := s.instant()
+			if o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) }); o != succeeded {
+				s.leases.moved(k, false, true) // an ended request's release queued it (take)
+				s.stayLocal(req, moving[i+1:])
+				return o, err
+			}
+		}
 		var res core.Result
 		start, _ := s.instant()
 		o, err := s.call(ctx, slot, start, func(ctx context.Context) error {
@@ -58,7 +71,8 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 			s.memo.remember(&lease, &res, now)
 		}
 		taken := o == succeeded && res.Allowed
-		running := s.leases.moved(k, taken)
+		landed := mayHaveLanded(o, err) // a new phantom, released at the next hand-over
+		running := s.leases.moved(k, taken, landed)
 		switch {
 		case taken && !running: // the request ended meanwhile, and released it locally
 			start, _ := s.instant()
@@ -70,11 +84,20 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 				_ = s.local.Release(ctx, localRequest(lease, q), m.lease)
 			}
 		default: // the key is full or the store failed: the rest stay local too
-			for _, rest := range moving[i+1:] {
-				s.leases.moved(leaseKey{req.Policy.ID(), req.Key, rest.lease}, false)
+			if landed && !running { // the request ended meanwhile: its phantom is left
+				s.endedAt(&lease, m.lease, now)
 			}
+			s.stayLocal(req, moving[i+1:])
 			return o, err
 		}
 	}
 	return succeeded, nil
+}
+
+// stayLocal ends the hand-over of the leases rest of req's key, which was not
+// tried: they stay local, as they were.
+func (s *Store) stayLocal(req *core.Request, rest []movingLease) {
+	for _, m := range rest {
+		s.leases.moved(leaseKey{req.Policy.ID(), req.Key, m.lease}, false, m.shared)
+	}
 }

@@ -25,8 +25,21 @@ const maxFallbackLeases = 100_000
 // until they lapse, which left a key's slots taken for up to a lease timeout after
 // the outage by requests long ended. They are released there once it answers
 // again: before the key's next decision (handOver), and, once the breakers close,
-// in the prober's bounded passes (releasePass; Store.endedAt wakes the prober). Releasing a lease twice, or after it
-// lapsed, is harmless: lease IDs are unique.
+// in the prober's bounded passes (releasePass; Store.endedAt wakes the prober).
+// Releasing a lease twice, or after it lapsed, is harmless: lease IDs are unique.
+//
+// A failure mode's lease may be held on the shared store too: the call that
+// carried its acquire failed or was cancelled after the acquire may have landed
+// (a reply past the deadline). Such a phantom held a slot there for a lease
+// timeout after its request ended. Its entry says so (leaseEntry.shared): the
+// lease's release goes where it was granted and also to the ended leases, and its
+// hand-over releases the phantom before it acquires the lease there. It is not
+// released while the request runs: a lease handed over under the same ID would be
+// released in its place, and the key over-granted. The mark of such a lease waits
+// in pending while the failure mode decides it, for add to take; a lease the
+// failure mode did not grant, or the full book did not remember, is released at
+// once instead (Store.acquiresUnsure). An entry swept at its lease timeout forgets
+// its phantom, which lapses on the shared store about then.
 type leaseBook struct {
 	mu      sync.Mutex
 	leases  map[leaseKey]leaseEntry
@@ -34,6 +47,7 @@ type leaseBook struct {
 	nLocal  atomic.Int64                   // how many local leases the book holds
 	ended   map[preKey]*endedLeases        // each key's shared leases whose release failed
 	nEnded  atomic.Int64                   // how many such leases the book holds
+	pending map[leaseKey]struct{}          // leases whose acquire's call failed, being decided
 	swept   int64                          // ns: last sweep
 	timeout int64                          // ns: the longest lease timeout seen, the sweep interval
 }
@@ -63,10 +77,16 @@ type leaseEntry struct {
 	cost    int64
 	local   bool // granted by the local store (else unenforced)
 	moving  bool // being handed over to the shared store
+	shared  bool // the shared store may hold it too: its acquire's call failed late
 }
 
 func newLeaseBook() *leaseBook {
-	return &leaseBook{leases: map[leaseKey]leaseEntry{}, local: map[preKey]map[uint64]struct{}{}, ended: map[preKey]*endedLeases{}}
+	return &leaseBook{
+		leases:  map[leaseKey]leaseEntry{},
+		local:   map[preKey]map[uint64]struct{}{},
+		ended:   map[preKey]*endedLeases{},
+		pending: map[leaseKey]struct{}{},
+	}
 }
 
 // sweep forgets, once per the longest lease timeout seen (timeout, which it first
@@ -91,7 +111,9 @@ func (b *leaseBook) sweep(now int64, timeout time.Duration) {
 	b.swept = now
 }
 
-// add remembers a lease of cost granted at now for timeout.
+// add remembers a lease of cost granted at now for timeout, and takes its pending
+// mark (mayHold) into its entry: the shared store may hold it too. A full book
+// leaves the mark, and the lease, out.
 func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -99,7 +121,9 @@ func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Du
 	if len(b.leases) >= maxFallbackLeases {
 		return
 	}
-	b.leases[k] = leaseEntry{expires: now + int64(timeout), cost: cost, local: local}
+	_, shared := b.pending[k]
+	delete(b.pending, k)
+	b.leases[k] = leaseEntry{expires: now + int64(timeout), cost: cost, local: local, shared: shared}
 	if local {
 		of := preKey{k.policy, k.key}
 		if b.local[of] == nil {
@@ -124,22 +148,43 @@ func (b *leaseBook) forget(k leaseKey, e leaseEntry) {
 	b.nLocal.Add(-1)
 }
 
-// take forgets the lease k and reports whether it was granted by a failure mode, and
-// whether by the local store.
-func (b *leaseBook) take(k leaseKey) (found, local bool) {
+// take forgets the lease k and reports whether it was granted by a failure mode,
+// whether by the local store, and whether the shared store may hold it too.
+func (b *leaseBook) take(k leaseKey) (found, local, shared bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.leases[k]
 	if ok {
 		b.forget(k, e)
 	}
-	return ok, e.local
+	return ok, e.local, e.shared
 }
 
-// movingLease is a local lease being handed over: its ID and cost.
+// mayHold marks the lease k, whose acquire's call to the shared store failed after
+// it may have landed, until the failure mode has decided it: add takes the mark into
+// the lease's entry, and unsure then reports false.
+func (b *leaseBook) mayHold(k leaseKey) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending[k] = struct{}{}
+}
+
+// unsure ends the mark of mayHold, and reports whether add did not take it: the
+// failure mode did not grant the lease, or the book had no room to remember it.
+func (b *leaseBook) unsure(k leaseKey) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.pending[k]
+	delete(b.pending, k)
+	return ok
+}
+
+// movingLease is a local lease being handed over: its ID and cost, and whether the
+// shared store may hold it already (leaseEntry.shared).
 type movingLease struct {
-	lease uint64
-	cost  int64
+	lease  uint64
+	cost   int64
+	shared bool
 }
 
 // startMoving marks the local leases of policy's key that are live at now, and not
@@ -158,7 +203,7 @@ func (b *leaseBook) startMoving(policy, key string, now int64) []movingLease {
 		if e := b.leases[k]; !e.moving && now < e.expires {
 			e.moving = true
 			b.leases[k] = e
-			moving = append(moving, movingLease{lease, e.cost})
+			moving = append(moving, movingLease{lease, e.cost, e.shared})
 		}
 	}
 	return moving
@@ -166,8 +211,10 @@ func (b *leaseBook) startMoving(policy, key string, now int64) []movingLease {
 
 // moved ends the hand-over of the lease k: taken says the shared store now holds it,
 // so the book forgets it (its release goes to the shared store); otherwise it stays
-// local. It reports false when the lease's request ended meanwhile (take found it).
-func (b *leaseBook) moved(k leaseKey, taken bool) bool {
+// local, and shared says whether the shared store may hold it too (a phantom the
+// hand-over did not release, or left). It reports false when the lease's request
+// ended meanwhile (take found it).
+func (b *leaseBook) moved(k leaseKey, taken, shared bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.leases[k]
@@ -177,7 +224,7 @@ func (b *leaseBook) moved(k leaseKey, taken bool) bool {
 	case taken:
 		b.forget(k, e)
 	default:
-		e.moving = false
+		e.moving, e.shared = false, shared
 		b.leases[k] = e
 	}
 	return true

@@ -14,6 +14,9 @@ import (
 // answers again: before the key's next decision, and in the prober's passes once the
 // breakers close (leaseBook.endedAt, releasePass). The error says so and wraps
 // core.ErrStoreUnavailable; at the latest, the lease expires with its lease timeout.
+// A failure mode's lease whose acquire's call failed after it may have reached the
+// shared store is also released there, in the same way: the shared store may hold
+// it too (see acquiresUnsure).
 func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -24,7 +27,10 @@ func (s *Store) Release(ctx context.Context, req core.Request, lease uint64) err
 	if req.Policy.Algorithm() != core.Concurrency {
 		return fmt.Errorf("resilient: release: policy %q is %s, not concurrency", req.Policy.Name(), req.Policy.Algorithm())
 	}
-	if found, local := s.leases.take(leaseKey{req.Policy.ID(), req.Key, lease}); found {
+	if found, local, shared := s.leases.take(leaseKey{req.Policy.ID(), req.Key, lease}); found {
+		if shared { // its acquire's call failed late: the shared store may hold it too
+			s.endedAt(&req, lease, s.now())
+		}
 		if !local {
 			return nil
 		}

@@ -35,7 +35,7 @@ func (s *Store) acquiresUnsure(reqs []core.Request, o outcome, err error, now in
 	}
 	var marked []int
 	for i := range reqs {
-		if reqs[i].Policy.Algorithm() == core.Concurrency {
+		if reqs[i].Policy.Algorithm() == core.Concurrency && reqs[i].Lease != 0 {
 			s.leases.mayHold(leaseKey{reqs[i].Policy.ID(), reqs[i].Key, reqs[i].Lease})
 			marked = append(marked, i)
 		}

@@ -74,24 +74,6 @@ func (l *Limiter) giveBackFrom(t *Ticket, how giveBackMode, status int, from int
 	}
 }
 
-// releaseUnanswered releases the concurrency leases t asked for in a decision that
-// failed. The store may hold them: a reply lost after the store decided (a deadline
-// that fired once Redis had run the script, a cancelled request) is an error here,
-// and no request releases what it never heard it got. Each such lease held a slot
-// until its lease timeout (a key refused for a minute with nothing in flight).
-// Releasing a lease the store does not hold is harmless (lease IDs are unique). A
-// release that fails is not reported: the decision's own error is, and the lease
-// lapses with its timeout.
-func (l *Limiter) releaseUnanswered(t *Ticket) {
-	var ctx releaseContext
-	defer ctx.end()
-	for i := range t.reqs {
-		if req := &t.reqs[i]; req.Lease != 0 {
-			_ = l.store.Release(ctx.of(t.r, l.releaseTimeout), *req, req.Lease)
-		}
-	}
-}
-
 // releaseContext is the context of a request's releases and refunds: detached
 // from the request (which may have ended), bounded by the release timeout, and
 // made when first needed.

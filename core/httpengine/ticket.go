@@ -158,7 +158,6 @@ func (l *Limiter) Start(r *http.Request, h http.Header) *Ticket {
 		}
 	}
 	if err != nil {
-		l.releaseUnanswered(t)
 		sc.giveBackOuter()
 		if ctx.Err() != nil {
 			return l.fail(t, endedEarly(ctx, fmt.Errorf("httplimit: the request ended before its decision: %w", err)))

@@ -11,8 +11,7 @@ import (
 // Route keys a request by its chi route: "route:" + the pattern, such as
 // "route:/items/{id}", in full even for routes of mounted subrouters. Unlike
 // keyfuncs.Route (a ServeMux's pattern, method included), every method of a chi
-// route shares its budget. The
-// route's methods share its budget (see keyfuncs.RoutePattern).
+// route shares its budget (see keyfuncs.RoutePattern).
 // It works wherever the middleware sits: in r.With the endpoint's pattern is
 // already known; in r.Use, before chi has routed the request, the pattern is
 // found from the root router (one tree search). A request that matches no route

@@ -444,6 +444,9 @@ func (t *Ticket) Wait(ctx context.Context) error {
 		err := endedEarly(ctx, ctx.Err())
 		t.eventDue = false
 		t.l.afterError(t.r, err)
+		for _, o := range t.extraObservers { // those of the Limiters t merged (distinct from l's)
+			o.OnError(t.r, err)
+		}
 		return err
 	}
 }

@@ -119,6 +119,45 @@ func sharedHeld(t *testing.T, r *rig) int64 {
 	return res.Limit - res.Remaining - 1
 }
 
+// admit fails t unless r's store grants lease, when.
+func admit(t *testing.T, r *rig, lease uint64, when string) {
+	t.Helper()
+	if res, err := r.store.Decide(context.Background(), upload(lease)); err != nil || !res.Allowed {
+		t.Fatalf("%s: lease %d: %+v, %v; want it granted", when, lease, res, err)
+	}
+}
+
+// endUploads releases leases, as their requests end, and makes a release pass.
+func endUploads(t *testing.T, r *rig, leases ...uint64) {
+	t.Helper()
+	for _, lease := range leases {
+		if err := r.store.Release(context.Background(), upload(lease), lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.store.ReleasePass()
+}
+
+// lateReplies makes r's shared store hold each decision's reply, once it is
+// applied, until the returned function is called; hook runs first (nil: none).
+func lateReplies(r *rig, hook func()) (release func()) {
+	gate := make(chan struct{})
+	r.shared.mu.Lock()
+	r.shared.afterDecide = func() {
+		if hook != nil {
+			hook()
+		}
+		<-gate
+	}
+	r.shared.mu.Unlock()
+	return func() {
+		r.shared.mu.Lock()
+		r.shared.afterDecide = nil
+		r.shared.mu.Unlock()
+		close(gate)
+	}
+}
+
 // wantHeld fails t unless the shared store holds want slots of uploads' key k.
 func wantHeld(t *testing.T, r *rig, want int64, when string) {
 	t.Helper()
@@ -136,15 +175,9 @@ func TestTimedOutAcquireLeavesNoPhantom(t *testing.T) {
 	r := newRig(t, neverOpen, resilient.WithDeadline(testDeadline))
 	r.store.ReleasePassesByHand()
 	ctx := context.Background()
-	gate := make(chan struct{})
-	r.shared.mu.Lock()
-	r.shared.afterDecide = func() { <-gate } // the lease landed; the reply is late
-	r.shared.mu.Unlock()
+	reply := lateReplies(r, nil) // the lease landed; the reply is late
 	res, err := r.store.Decide(ctx, upload(1))
-	r.shared.mu.Lock()
-	r.shared.afterDecide = nil
-	r.shared.mu.Unlock()
-	close(gate)
+	reply()
 	if err != nil || !res.Allowed {
 		t.Fatalf("slow acquire in Local mode: %+v, %v; want a local lease", res, err)
 	}
@@ -213,20 +246,14 @@ func TestCancelledAcquireReleasesItsPhantom(t *testing.T) {
 			r, _ := phantomRig(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			gate := make(chan struct{})
-			r.shared.mu.Lock()
-			r.shared.afterDecide = func() { cancel(); <-gate } // landed; the caller gives up
-			r.shared.mu.Unlock()
+			reply := lateReplies(r, cancel) // landed; the caller gives up
 			var err error
 			if stack {
 				_, err = r.store.DecideStack(ctx, uploadStack(1), make([]core.Result, 2))
 			} else {
 				_, err = r.store.Decide(ctx, upload(1))
 			}
-			r.shared.mu.Lock()
-			r.shared.afterDecide = nil
-			r.shared.mu.Unlock()
-			close(gate)
+			reply()
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("cancelled acquire: %v; want context.Canceled", err)
 			}
@@ -243,26 +270,15 @@ func TestCancelledAcquireReleasesItsPhantom(t *testing.T) {
 // ended. The shared store never loses the lease of the running request either.
 func TestHandOverReleasesThePhantomFirst(t *testing.T) {
 	r, shared := phantomRig(t)
-	ctx := context.Background()
 	shared.armed.Store(1)
-	if res, err := r.store.Decide(ctx, upload(1)); err != nil || !res.Allowed {
-		t.Fatalf("failed call in Local mode: lease 1: %+v, %v; want a local lease", res, err)
-	}
+	admit(t, r, 1, "failed call in Local mode")
 	wantHeld(t, r, 1, "lease 1 running locally, its phantom on the shared store")
 	// The store answers again: lease 2's decision hands lease 1 over first.
-	if res, err := r.store.Decide(ctx, upload(2)); err != nil || !res.Allowed {
-		t.Fatalf("lease 2: %+v, %v; want admitted", res, err)
-	}
+	admit(t, r, 2, "lease 2")
 	wantHeld(t, r, 2, "leases 1 (handed over) and 2 running")
-	if err := r.store.Release(ctx, upload(2), 2); err != nil {
-		t.Fatal(err)
-	}
-	r.store.ReleasePass()
+	endUploads(t, r, 2)
 	wantHeld(t, r, 1, "lease 1 running")
-	if err := r.store.Release(ctx, upload(1), 1); err != nil {
-		t.Fatal(err)
-	}
-	r.store.ReleasePass()
+	endUploads(t, r, 1)
 	wantHeld(t, r, 0, "every lease ended")
 }
 
@@ -270,26 +286,14 @@ func TestHandOverReleasesThePhantomFirst(t *testing.T) {
 // of it: the next hand-over releases that first too.
 func TestHandOverWhoseAcquireFailsLeavesNoPhantom(t *testing.T) {
 	r, shared := phantomRig(t)
-	ctx := context.Background()
 	shared.armed.Store(1)
-	if res, err := r.store.Decide(ctx, upload(1)); err != nil || !res.Allowed {
-		t.Fatalf("failed call in Local mode: lease 1: %+v, %v; want a local lease", res, err)
-	}
+	admit(t, r, 1, "failed call in Local mode")
 	shared.armed.Store(1) // lease 1's hand-over, at lease 2's decision
-	if res, err := r.store.Decide(ctx, upload(2)); err != nil || !res.Allowed {
-		t.Fatalf("failed hand-over: lease 2: %+v, %v; want a local lease", res, err)
-	}
+	admit(t, r, 2, "failed hand-over")
 	wantHeld(t, r, 1, "leases 1 and 2 running locally, lease 1's phantom on the shared store")
-	if res, err := r.store.Decide(ctx, upload(3)); err != nil || !res.Allowed {
-		t.Fatalf("lease 3: %+v, %v; want admitted", res, err)
-	}
+	admit(t, r, 3, "lease 3")
 	wantHeld(t, r, 3, "leases 1, 2 (handed over) and 3 running")
-	for lease := uint64(1); lease <= 3; lease++ {
-		if err := r.store.Release(ctx, upload(lease), lease); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.store.ReleasePass()
+	endUploads(t, r, 1, 2, 3)
 	wantHeld(t, r, 0, "every lease ended")
 }
 
@@ -298,30 +302,18 @@ func TestHandOverWhoseAcquireFailsLeavesNoPhantom(t *testing.T) {
 // failed hand-over. The next hand-over releases the phantom and takes the lease.
 func TestHandOverWhosePhantomReleaseFailsKeepsTheLeaseLocal(t *testing.T) {
 	r, shared := phantomRig(t)
-	ctx := context.Background()
 	shared.armed.Store(1)
-	if res, err := r.store.Decide(ctx, upload(1)); err != nil || !res.Allowed {
-		t.Fatalf("failed call in Local mode: lease 1: %+v, %v; want a local lease", res, err)
-	}
+	admit(t, r, 1, "failed call in Local mode")
 	shared.releasesFail.Store(true)
 	calls := r.shared.calls.Load()
-	if res, err := r.store.Decide(ctx, upload(2)); err != nil || !res.Allowed {
-		t.Fatalf("failed release of the phantom: lease 2: %+v, %v; want a local lease", res, err)
-	}
+	admit(t, r, 2, "failed release of the phantom")
 	if got := r.shared.calls.Load() - calls; got != 1 {
 		t.Errorf("lease 2's decision made %d calls; want 1, the phantom's release", got)
 	}
 	wantHeld(t, r, 1, "leases 1 and 2 running locally, lease 1's phantom on the shared store")
 	shared.releasesFail.Store(false)
-	if res, err := r.store.Decide(ctx, upload(3)); err != nil || !res.Allowed {
-		t.Fatalf("lease 3: %+v, %v; want admitted", res, err)
-	}
+	admit(t, r, 3, "lease 3")
 	wantHeld(t, r, 3, "leases 1, 2 (handed over) and 3 running")
-	for lease := uint64(1); lease <= 3; lease++ {
-		if err := r.store.Release(ctx, upload(lease), lease); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.store.ReleasePass()
+	endUploads(t, r, 1, 2, 3)
 	wantHeld(t, r, 0, "every lease ended")
 }

@@ -102,18 +102,21 @@ func phantomRig(t *testing.T, options ...resilient.Option) (*rig, *landsThenFail
 
 // sharedHeld is how many of the 4 slots of uploads' key k the shared store holds:
 // the leases of running requests, and phantoms.
-func sharedHeld(t *testing.T, r *rig) int64 {
+func sharedHeld(t *testing.T, r *rig) int64 { return slotsHeld(t, r.shared.mem) }
+
+// slotsHeld is how many of the 4 slots of uploads' key k store holds.
+func slotsHeld(t *testing.T, store core.Store) int64 {
 	t.Helper()
 	ctx := context.Background()
 	const probe = 1 << 40
-	res, err := r.shared.mem.Decide(ctx, upload(probe))
+	res, err := store.Decide(ctx, upload(probe))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Allowed {
 		return uploads.Limit()
 	}
-	if err := r.shared.mem.Release(ctx, upload(probe), probe); err != nil {
+	if err := store.Release(ctx, upload(probe), probe); err != nil {
 		t.Fatal(err)
 	}
 	return res.Limit - res.Remaining - 1

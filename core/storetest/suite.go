@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore NewStore) {
 	t.Run("ConcurrentOneKey", func(t *testing.T) { testConcurrent(t, newStore) })
 	t.Run("ConcurrentOverlappingStacks", func(t *testing.T) { testConcurrentStacks(t, newStore) })
 	t.Run("ConcurrencyLeases", func(t *testing.T) { testLeases(t, newStore) })
+	t.Run("ConcurrencyRetriedAcquire", func(t *testing.T) { testRetriedAcquire(t, newStore) })
 	t.Run("ExactAtTheEndsOfTheRange", func(t *testing.T) { testRangeEnds(t, newStore) })
 	t.Run("Refunds", func(t *testing.T) { testRefunds(t, newStore) })
 }

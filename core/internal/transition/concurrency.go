@@ -11,16 +11,24 @@ const maxConcurrencyHint = 1000 // ms
 // policy's period unless released. A refused request gets a short hint: the time until
 // the next lease lapses, at most one second.
 //
+// An acquire of an ID (not 0) that a live lease taken at another instant holds is
+// admitted, and that lease stands as it was: a retry of an acquire whose reply was
+// lost, or a lease handed back to a store that may hold it, holds one lease, not
+// two. Taken at the same instant, the lease is taken again beside it, so that
+// undoing a charge at its instant (a Cluster stack refused on another slot) removes
+// exactly what the charge added.
+//
 // The returned state may share s.Leases' backing array; s itself stays valid.
 func acquireLease(s *State, p *params, now, cost int64, id uint64, charge bool, r *core.Result) {
 	leases, inFlight := s.Leases, int64(0)
-	expired := false
+	expired, held := false, false
 	for _, l := range leases {
 		if l.Expires <= now {
 			expired = true
 			continue
 		}
 		inFlight += l.Cost
+		held = held || charge && id != 0 && l.ID == id && l.Expires != now+p.periodMs
 	}
 	if expired {
 		live := make([]Lease, 0, len(leases))
@@ -34,17 +42,21 @@ func acquireLease(s *State, p *params, now, cost int64, id uint64, charge bool, 
 			s.Leases = live
 		}
 	}
-	if refused := inFlight+cost > p.limit; refused || !charge {
+	if refused := inFlight+cost > p.limit; refused || !charge || held {
 		r.Remaining = p.limit - inFlight
 		hint, last := int64(maxConcurrencyHint), int64(0)
 		for _, l := range leases {
 			hint = min(hint, l.Expires-now)
 			last = max(last, l.Expires-now)
 		}
-		if refused {
+		r.ResetAfter = millis(last)
+		switch {
+		case held:
+			r.Allowed, r.Lease = true, id
+			*s = State{Seen: true, Leases: leases}
+		case refused:
 			r.RetryAfter = millis(max(hint, 1))
 		}
-		r.ResetAfter = millis(last)
 		return
 	}
 	leases = append(leases, Lease{ID: id, Cost: cost, Expires: now + p.periodMs})

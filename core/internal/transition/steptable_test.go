@@ -182,6 +182,35 @@ func TestConcurrencySteps(t *testing.T) {
 	})
 }
 
+// An acquire of an ID that a live lease taken earlier holds is admitted, even on a
+// full key, and changes nothing: a retry after a lost reply holds one lease. ID 0
+// is no ID.
+func TestConcurrencyRetriedAcquireHoldsOneLease(t *testing.T) {
+	p := core.MustConcurrencyPolicy("inflight", 2, time.Second)
+	runTable(t, p, []call{
+		{at: 0, cost: 1, lease: 1, allowed: true, remaining: 1, resetAfter: 1000 * ms},
+		{at: 100, cost: 1, lease: 1, allowed: true, remaining: 1, resetAfter: 900 * ms}, // still one lease, still lapsing at 1000
+		{at: 200, cost: 1, lease: 2, allowed: true, remaining: 0, resetAfter: 1000 * ms},
+		{at: 300, cost: 1, lease: 1, allowed: true, remaining: 0, resetAfter: 900 * ms}, // full, but it holds its slot
+		{at: 400, cost: 1, lease: 3, remaining: 0, retryAfter: 600 * ms, resetAfter: 800 * ms},
+		{at: 500, cost: 1, lease: 3, release: 1, allowed: true, remaining: 0, resetAfter: 1000 * ms}, // one release frees it
+		{at: 1300, cost: 1, lease: 2, allowed: true, remaining: 0, resetAfter: 1000 * ms},            // lease 2 lapsed: taken afresh
+		{at: 1400, cost: 1, lease: 4, remaining: 0, retryAfter: 100 * ms, resetAfter: 900 * ms},
+	})
+	runTable(t, p, []call{
+		{at: 0, cost: 1, lease: 0, allowed: true, remaining: 1, resetAfter: 1000 * ms},
+		{at: 0, cost: 1, lease: 0, allowed: true, remaining: 0, resetAfter: 1000 * ms}, // two leases without an ID
+		{at: 0, cost: 1, lease: 0, remaining: 0, retryAfter: 1000 * ms, resetAfter: 1000 * ms},
+	})
+	// Taken again at the instant it was taken, a lease is taken twice, so that an
+	// undo at that instant (a Cluster stack refused on another slot) is exact.
+	runTable(t, p, []call{
+		{at: 0, cost: 1, lease: 5, allowed: true, remaining: 1, resetAfter: 1000 * ms},
+		{at: 0, cost: 1, lease: 5, allowed: true, remaining: 0, resetAfter: 1000 * ms},
+		{at: 10, cost: 1, lease: 5, allowed: true, remaining: 0, resetAfter: 990 * ms},
+	})
+}
+
 func TestInfeasibleCostIsRefusedWithoutSpending(t *testing.T) {
 	for _, p := range []core.Policy{
 		core.MustPolicy("tb", core.TokenBucket, core.PerSecond(10)),

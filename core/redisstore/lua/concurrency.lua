@@ -1,9 +1,9 @@
 -- concurrency.lua: the concurrency limiter, core/internal/transition/concurrency.go. A
--- request is admitted when the costs of the live leases, plus its own, are at most
--- the limit; its lease lives until Release (release below, stack.lua's release mode)
--- or for period ms. State: the leases, in the order they were taken, as "id expires
--- cost" entries joined by commas. Expired leases are dropped when a lease is taken,
--- as in core. A missing key holds none. The key expires with its last lease.
+-- request is admitted when the live leases' costs plus its own are at most the limit,
+-- or when its ID (not 0) holds a lease taken at another instant, which then stands. A
+-- lease lives until Release (release below) or for period ms. State: the leases in
+-- the order taken, "id expires cost" joined by commas; expired ones are dropped when a
+-- lease is taken. A missing key holds none. The key expires with its last lease.
 
 -- leases reads a stored value: the texts, expiry instants and costs of its leases; or
 -- nil and an error.
@@ -40,14 +40,19 @@ local function step(value, p, now, charge)
   if not texts then
     return nil, expires
   end
-  local in_flight, live, hint, last = 0, {}, 1000, now -- hint: the first lease to expire, at most 1 s
+  local in_flight, live, hint, last, held = 0, {}, 1000, now, false -- hint: the first lease to expire, at most 1 s
   for i = 1, #texts do
     if expires[i] > now then
       in_flight = in_flight + cost[i]
       live[#live + 1] = texts[i]
       hint = math.min(hint, expires[i] - now)
       last = math.max(last, expires[i])
+      held = held or charge and p.lease ~= '0' and expires[i] ~= now + p.period
+        and match(texts[i], '^%d+') == p.lease
     end
+  end
+  if held then -- an acquire retried after it landed
+    return 1, p.limit - in_flight, 0, last - now, 0, table.concat(live, ','), last - now
   end
   local refused = in_flight + p.cost > p.limit
   if refused or not charge then
@@ -59,8 +64,7 @@ local function step(value, p, now, charge)
 end
 
 -- refund is transition.Refund, which leaves leases alone: they end with Release.
-local function refund()
-end
+local function refund() end
 
 -- undo removes the lease a charge took at the same now (a stack refused on another
 -- Cluster slot), as Release would.

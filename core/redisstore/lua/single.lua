@@ -1,10 +1,8 @@
 -- single.lua: the single-decision driver, the hot path of Store.Decide. It charges
 -- one request exactly as stack.lua charges a stack of one, in a script made for one
--- policy and one store: scripts.go (singleSource) writes the policy's algorithm and
--- numbers into the line below, as a spec holds them ("tb unit refill capacity" for the
--- buckets, "fw limit period" and a 0 for the others), then the store's TTL margin in
--- ms; nothing else differs between two single-decision scripts. It spares parsing a
--- spec and walking stack.lua's loops.
+-- policy and store: scripts.go (singleSource) writes into the line below the policy's
+-- code and numbers as a spec holds them, a 0 in place of a missing third, then the
+-- store's TTL margin in ms. It spares parsing a spec and walking stack.lua's loops.
 local code, x, y, z, margin = ${POLICY}
 --
 -- KEYS[1] is the policy's state. ARGV: now cost, then the lease for the concurrency

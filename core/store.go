@@ -49,7 +49,10 @@ type Request struct {
 	// Cost is what the request spends; zero means the policy's default cost
 	// (WithDefaultCost).
 	Cost int64
-	// Lease is the ID to give the lease of an admitted concurrency request.
+	// Lease is the ID to give the lease of an admitted concurrency request. An
+	// acquire under the ID of a live lease taken earlier is admitted and leaves
+	// that lease as it was, so a retry after a lost reply holds one slot. 0 is no
+	// ID: each such acquire takes a lease of its own.
 	Lease uint64
 }
 

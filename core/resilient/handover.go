@@ -17,12 +17,12 @@ import (
 // key's next decision. A request that ends during its lease's hand-over releases
 // it locally; the hand-over then releases what it took. A lease the shared store
 // may hold already, because the call that carried its acquire, or an earlier
-// hand-over's, failed after it may have landed (leaseEntry.shared), is first
-// released there, and acquired only once that release succeeded: the store then
-// holds it once. Acquired beside its phantom, it was held twice, and the phantom
-// stayed for a lease timeout after the request ended. A lease whose phantom
-// release fails stays local, still marked, and its hand-over fails as a failed
-// acquire does; a lease whose hand-over's acquire may have landed is marked so.
+// hand-over's, failed after it may have landed (leaseEntry.shared), is acquired
+// there all the same: an acquire under the ID of a lease the store holds is
+// admitted and holds it once (core.Request.Lease). Releasing that phantom first
+// was one call more, and a release that landed late, after the acquire, freed the
+// slot of a request still running. A lease whose hand-over's acquire may have
+// landed is marked so.
 //
 // The hand-over's calls, releases included, count as the key's calls (in slot) for
 // the breakers, and reach the observers, as the decision's own call does. A lease's
@@ -50,14 +50,6 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 	for i, m := range moving {
 		k := leaseKey{req.Policy.ID(), req.Key, m.lease}
 		lease := core.Request{Policy: req.Policy, Key: req.Key, Cost: m.cost, Lease: m.lease}
-		if m.shared { // its phantom first, so that the shared store holds it once
-			start, _ := s.instant()
-			if o, err := s.call(ctx, slot, start, func(ctx context.Context) error { return s.shared.Release(ctx, lease, m.lease) }); o != succeeded {
-				s.leases.moved(k, false, true) // an ended request's release queued it (take)
-				s.stayLocal(req, moving[i+1:])
-				return o, err
-			}
-		}
 		var res core.Result
 		start, _ := s.instant()
 		o, err := s.call(ctx, slot, start, func(ctx context.Context) error {
@@ -98,6 +90,6 @@ func (s *Store) handOver(ctx context.Context, req *core.Request, slot int, now i
 // tried: they stay local, as they were.
 func (s *Store) stayLocal(req *core.Request, rest []movingLease) {
 	for _, m := range rest {
-		s.leases.moved(leaseKey{req.Policy.ID(), req.Key, m.lease}, false, m.shared)
+		s.leases.moved(leaseKey{req.Policy.ID(), req.Key, m.lease}, false, false)
 	}
 }

@@ -33,7 +33,7 @@ const maxFallbackLeases = 100_000
 // (a reply past the deadline). Such a phantom held a slot there for a lease
 // timeout after its request ended. Its entry says so (leaseEntry.shared): the
 // lease's release goes where it was granted and also to the ended leases, and its
-// hand-over releases the phantom before it acquires the lease there. It is not
+// hand-over acquires it there under its ID, which holds the phantom once. It is not
 // released while the request runs: a lease handed over under the same ID would be
 // released in its place, and the key over-granted. The mark of such a lease waits
 // in pending while the failure mode decides it, for add to take; a lease the
@@ -179,12 +179,10 @@ func (b *leaseBook) unsure(k leaseKey) bool {
 	return ok
 }
 
-// movingLease is a local lease being handed over: its ID and cost, and whether the
-// shared store may hold it already (leaseEntry.shared).
+// movingLease is a local lease being handed over: its ID and cost.
 type movingLease struct {
-	lease  uint64
-	cost   int64
-	shared bool
+	lease uint64
+	cost  int64
 }
 
 // startMoving marks the local leases of policy's key that are live at now, and not
@@ -203,7 +201,7 @@ func (b *leaseBook) startMoving(policy, key string, now int64) []movingLease {
 		if e := b.leases[k]; !e.moving && now < e.expires {
 			e.moving = true
 			b.leases[k] = e
-			moving = append(moving, movingLease{lease, e.cost, e.shared})
+			moving = append(moving, movingLease{lease, e.cost})
 		}
 	}
 	return moving
@@ -211,10 +209,10 @@ func (b *leaseBook) startMoving(policy, key string, now int64) []movingLease {
 
 // moved ends the hand-over of the lease k: taken says the shared store now holds it,
 // so the book forgets it (its release goes to the shared store); otherwise it stays
-// local, and shared says whether the shared store may hold it too (a phantom the
-// hand-over did not release, or left). It reports false when the lease's request
-// ended meanwhile (take found it).
-func (b *leaseBook) moved(k leaseKey, taken, shared bool) bool {
+// local, and landed says the shared store may now hold it too (the hand-over's
+// acquire failed after it may have landed). It reports false when the lease's
+// request ended meanwhile (take found it).
+func (b *leaseBook) moved(k leaseKey, taken, landed bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, ok := b.leases[k]
@@ -224,7 +222,7 @@ func (b *leaseBook) moved(k leaseKey, taken, shared bool) bool {
 	case taken:
 		b.forget(k, e)
 	default:
-		e.moving, e.shared = false, shared
+		e.moving, e.shared = false, e.shared || landed
 		b.leases[k] = e
 	}
 	return true

@@ -9,9 +9,11 @@ import (
 )
 
 // testRetriedAcquire holds a store to transition.acquireLease's retries: an acquire
-// whose lease ID a live lease taken earlier holds (a retry after a lost reply, a
-// lease handed back to a store that may hold it) is admitted and holds one lease,
-// which one release ends; alone and in a stack, whose refusal leaves it held.
+// whose lease ID a live lease holds (a retry after a lost reply, a lease handed
+// back to a store that may hold it) is admitted and holds one lease, which one
+// release ends; alone and in a stack, whose refusal leaves it held. (On a Cluster,
+// a stack refused on another slot at the instant the lease was taken ends it: its
+// request did not run. The suite's clock moves on before the stack.)
 func testRetriedAcquire(t *testing.T, newStore NewStore) {
 	clock := NewClock()
 	store := newStore(t, clock)

@@ -11,12 +11,9 @@ const maxConcurrencyHint = 1000 // ms
 // policy's period unless released. A refused request gets a short hint: the time until
 // the next lease lapses, at most one second.
 //
-// An acquire of an ID (not 0) that a live lease taken at another instant holds is
-// admitted, and that lease stands as it was: a retry of an acquire whose reply was
-// lost, or a lease handed back to a store that may hold it, holds one lease, not
-// two. Taken at the same instant, the lease is taken again beside it, so that
-// undoing a charge at its instant (a Cluster stack refused on another slot) removes
-// exactly what the charge added.
+// An acquire of an ID (not 0) that a live lease holds already is admitted, and that
+// lease stands as it was: a retry of an acquire whose reply was lost, or a lease
+// handed back to a store that may hold it, holds one lease, not two.
 //
 // The returned state may share s.Leases' backing array; s itself stays valid.
 func acquireLease(s *State, p *params, now, cost int64, id uint64, charge bool, r *core.Result) {
@@ -28,7 +25,7 @@ func acquireLease(s *State, p *params, now, cost int64, id uint64, charge bool, 
 			continue
 		}
 		inFlight += l.Cost
-		held = held || charge && id != 0 && l.ID == id && l.Expires != now+p.periodMs
+		held = held || charge && id != 0 && l.ID == id
 	}
 	if expired {
 		live := make([]Lease, 0, len(leases))

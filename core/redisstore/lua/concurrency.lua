@@ -1,6 +1,6 @@
 -- concurrency.lua: the concurrency limiter, core/internal/transition/concurrency.go. A
 -- request is admitted when the live leases' costs plus its own are at most the limit,
--- or when its ID (not 0) holds a lease taken at another instant, which then stands. A
+-- or when its ID (not 0) holds a live lease already, which then stands as it was. A
 -- lease lives until Release (release below) or for period ms. State: the leases in
 -- the order taken, "id expires cost" joined by commas; expired ones are dropped when a
 -- lease is taken. A missing key holds none. The key expires with its last lease.
@@ -47,8 +47,7 @@ local function step(value, p, now, charge)
       live[#live + 1] = texts[i]
       hint = math.min(hint, expires[i] - now)
       last = math.max(last, expires[i])
-      held = held or charge and p.lease ~= '0' and expires[i] ~= now + p.period
-        and match(texts[i], '^%d+') == p.lease
+      held = held or charge and p.lease ~= '0' and match(texts[i], '^%d+') == p.lease
     end
   end
   if held then -- an acquire retried after it landed
@@ -67,7 +66,8 @@ end
 local function refund() end
 
 -- undo removes the lease a charge took at the same now (a stack refused on another
--- Cluster slot), as Release would.
+-- Cluster slot), as Release would; also one its ID held from a charge at that now,
+-- whose request, refused, does not run.
 local function undo(value, p, now)
   local texts, expires = leases(value)
   if not texts then

@@ -32,6 +32,9 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 	if err != nil {
 		return core.Result{}, err
 	}
+	if req.Policy.Algorithm() == core.Concurrency && s.leases.localFull() {
+		return s.withoutRoom(&req, now), nil // a lease the book cannot remember: refused
+	}
 	lreq, err := s.seeded(ctx, &req, &degraded, now)
 	if errors.Is(err, errNoRoom) {
 		return s.withoutRoom(&req, now), nil
@@ -166,6 +169,9 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			degraded, err := s.degrade.policy(reqs[i].Policy)
 			if err != nil {
 				return false, err
+			}
+			if reqs[i].Policy.Algorithm() == core.Concurrency && s.leases.localFull() {
+				return s.localStackFromLastAnswers(reqs, results, local, now), nil // see fallback
 			}
 			if localReqs[j], err = s.seeded(ctx, &reqs[i], &degraded, now); errors.Is(err, errNoRoom) {
 				return s.localStackFromLastAnswers(reqs, results, local, now), nil // see withoutRoom

@@ -16,9 +16,14 @@ const maxFallbackLeases = 100_000
 // store, or unenforced), so that releasing them does not call the shared store, which
 // never saw them, and so that the local ones still in flight when the shared store is
 // back can be handed over to it (Store.handOver). Entries expire with their lease
-// timeout; when the book is full, a lease is not remembered and its release goes to
-// the shared store, where releasing an unknown lease is harmless. Expired entries are
-// swept once per lease timeout.
+// timeout, and are swept once per lease timeout. The book holds at most
+// maxFallbackLeases unenforced leases: beyond, one is not remembered, and its release
+// goes to the shared store, where releasing an unknown lease is harmless. A local
+// lease is always remembered, and Local mode grants none while the book holds
+// maxFallbackLeases of them (localFull): forgotten, a local lease's release went to
+// the shared store and never to the local store, which held its slot for the lease
+// timeout, and it was not handed over, which admitted 4 in flight of 2 on the
+// shared store's return (TestLocalLeasesInFlightCountOnReturnWhenTheLeaseBookIsFull).
 //
 // The book also remembers the shared leases whose requests ended while their
 // release could not reach the shared store (ended): the shared store holds them
@@ -112,13 +117,13 @@ func (b *leaseBook) sweep(now int64, timeout time.Duration) {
 }
 
 // add remembers a lease of cost granted at now for timeout, and takes its pending
-// mark (mayHold) into its entry: the shared store may hold it too. A full book
-// leaves the mark, and the lease, out.
+// mark (mayHold) into its entry: the shared store may hold it too. An unenforced
+// lease beyond maxFallbackLeases of them is left out, and its mark with it.
 func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.sweep(now, timeout)
-	if len(b.leases) >= maxFallbackLeases {
+	if !local && len(b.leases)-int(b.nLocal.Load()) >= maxFallbackLeases {
 		return
 	}
 	_, shared := b.pending[k]
@@ -133,6 +138,10 @@ func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Du
 		b.nLocal.Add(1)
 	}
 }
+
+// localFull reports whether the book holds maxFallbackLeases local leases: Local
+// mode grants no more until some end or lapse.
+func (b *leaseBook) localFull() bool { return b.nLocal.Load() >= maxFallbackLeases }
 
 // forget removes the entry e of k. Requires b.mu.
 func (b *leaseBook) forget(k leaseKey, e leaseEntry) {

@@ -36,7 +36,7 @@ const memoShards = 16
 type memo struct {
 	seed     maphash.Seed
 	perShard int
-	gen      atomic.Uint64 // numbers local allowances, so each seed starts on a fresh local key
+	gen      atomic.Uint64 // numbers local allowances, so each seed from an answer starts on a fresh local key
 	shards   [memoShards]memoShard
 }
 

@@ -14,13 +14,14 @@ import (
 // settle function's verdict) goes back to the store, and its results show what
 // is left. Failures are kept in a ticket and reported when it finishes.
 
-// reportGiveBackErrors tells the observer what failed to be given back of t, or
-// of the outer decision t merged. Finish calls it once t's own leases are given
-// back, so that an observer that panics leaks none of them, and outside the
-// request's scope lock, which a panic would leave held.
+// reportGiveBackErrors tells t's observers (its Limiter's, and those of the
+// Limiters t merged) what failed to be given back of t, or of the outer decision t
+// merged. Finish calls it once t's own leases are given back, so that an observer
+// that panics leaks none of them, and outside the request's scope lock, which a
+// panic would leave held.
 func (l *Limiter) reportGiveBackErrors(t *Ticket) {
 	for _, err := range t.giveBackErrors {
-		l.afterError(t.r, err)
+		t.tellError(err)
 	}
 }
 

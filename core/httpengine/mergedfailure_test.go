@@ -37,7 +37,8 @@ func (o *storeErrors) OnError(_ *http.Request, err error) {
 
 // A merged rule's parts go back newest first, one refund each; when the store
 // fails midway, the parts given back stay given back, the failure is reported, and
-// the part not given back stays charged: less admitted, never more. A sliding log
+// the part not given back stays charged: less admitted, never more. Both Limiters'
+// observers hear the failure (the outer one heard nothing before). A sliding log
 // charged 1 at 1.0 s (app-wide) and 2 at 1.5 s (the route's difference); the first
 // refund, the difference, lands, the second fails.
 func TestMergedPartsRefundFailingMidwayKeepsTheOlderPart(t *testing.T) {
@@ -45,8 +46,8 @@ func TestMergedPartsRefundFailingMidwayKeepsTheOlderPart(t *testing.T) {
 	failing := &refundsFailingAfter{Store: store}
 	failing.ok.Store(1)
 	api := core.MustPolicy("api", core.SlidingLog, core.PerSecond(10))
-	heard := &storeErrors{}
-	outer := httpengine.Must(failing, httpengine.Limit(api, addrKey))
+	heard, outerHeard := &storeErrors{}, &storeErrors{}
+	outer := httpengine.Must(failing, httpengine.Limit(api, addrKey), httpengine.WithObserver(outerHeard))
 	inner := httpengine.Must(failing, httpengine.Limit(api, addrKey), httpengine.WithCost(3),
 		httpengine.WithSettle(func(*http.Request, int, int64) int64 { return 0 }), httpengine.WithObserver(heard))
 	clock.Set(1_000)
@@ -61,8 +62,8 @@ func TestMergedPartsRefundFailingMidwayKeepsTheOlderPart(t *testing.T) {
 	if after := admitsNow(t, store, api); during != 7 || after != 2 {
 		t.Errorf("others admitted: %d during the request and %d after its settle, want 7 and 2 (the difference back, the outer unit kept)", during, after)
 	}
-	if got := heard.n.Load(); got != 1 {
-		t.Errorf("the observer heard %d store errors, want 1 (the outer part's refund)", got)
+	if got, outer := heard.n.Load(), outerHeard.n.Load(); got != 1 || outer != 1 {
+		t.Errorf("the observers heard %d (inner) and %d (outer) store errors, want 1 each (the outer part's refund)", got, outer)
 	}
 	clock.Set(2_000) // the outer unit's entry has aged out; the 9 of others at 1.5 s count
 	if late := admitsNow(t, store, api); late != 1 {

@@ -443,10 +443,7 @@ func (t *Ticket) Wait(ctx context.Context) error {
 		t.scope.giveBackOuter()
 		err := endedEarly(ctx, ctx.Err())
 		t.eventDue = false
-		t.l.afterError(t.r, err)
-		for _, o := range t.extraObservers { // those of the Limiters t merged (distinct from l's)
-			o.OnError(t.r, err)
-		}
+		t.tellError(err)
 		return err
 	}
 }
@@ -522,6 +519,15 @@ func (t *Ticket) RecordsStatus() bool {
 func (l *Limiter) afterError(r *http.Request, err error) {
 	if l.observer != nil {
 		l.observer.OnError(r, err)
+	}
+}
+
+// tellError tells err to t's observers: its Limiter's, and those of the Limiters t
+// merged (distinct from it), which observe the same request.
+func (t *Ticket) tellError(err error) {
+	t.l.afterError(t.r, err)
+	for _, o := range t.extraObservers {
+		o.OnError(t.r, err)
 	}
 }
 

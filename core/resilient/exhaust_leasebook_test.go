@@ -115,3 +115,66 @@ func TestLocalModeRefusesALeaseTheFullBookCannotRemember(t *testing.T) {
 		t.Fatalf("one local lease ended: %+v, %v; want the next granted", res, err)
 	}
 }
+
+// Local leases left to lapse (never released, as core.Request.Lease allows) free
+// the full lease book: nothing swept them while Local mode refused before
+// remembering a lease, and every later local lease was refused for good.
+func TestLapsedLocalLeasesFreeTheFullBook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 decisions; skipped with -short")
+	}
+	wide := core.MustConcurrencyPolicy("wide", 1, time.Second)
+	r := newRig(t)
+	r.trip(t, wide)
+	ctx := context.Background()
+	lease := func(i int) core.Request {
+		return core.Request{Policy: wide, Key: "k" + strconv.Itoa(i), Lease: uint64(i + 1)}
+	}
+	for i := range leaseBookLimit - 1 {
+		if res, err := r.store.Decide(ctx, lease(i)); err != nil || !res.Allowed {
+			t.Fatalf("local mode, lease %d: %+v, %v", i, res, err)
+		}
+	}
+	r.clock.Advance(time.Minute) // every lease has lapsed, in the local store too
+	for i := 0; i < 3; i++ {
+		r.clock.Advance(time.Minute)
+		res, err := r.store.Decide(ctx, lease(leaseBookLimit+i))
+		if err != nil || !res.Allowed {
+			t.Errorf("%d min after every local lease lapsed, a fresh key: %+v, %v; want admitted", 2+i, res, err)
+		}
+	}
+}
+
+// Two local leases of one key under one ID (0, "no ID" in core.Request.Lease) share
+// one entry of the lease book, which counts it once. They counted twice, and their
+// releases took one out: once leaseBookLimit such pairs had come and gone, with
+// nothing in flight, Local mode refused requests on fresh keys for good.
+func TestLeasesUnderOneIDCountOnceInTheBook(t *testing.T) {
+	if testing.Short() {
+		t.Skip("400,000 calls; skipped with -short")
+	}
+	pairs := core.MustConcurrencyPolicy("pairs", 2, time.Second)
+	r := newRig(t)
+	r.trip(t, pairs)
+	ctx := context.Background()
+	for i := range leaseBookLimit {
+		req := core.Request{Policy: pairs, Key: "k" + strconv.Itoa(i)}
+		_, _ = r.store.Decide(ctx, req)
+		_, _ = r.store.Decide(ctx, req)
+		_ = r.store.Release(ctx, req, 0)
+		_ = r.store.Release(ctx, req, 0)
+	}
+	for m := 1; m <= 3; m++ {
+		r.clock.Advance(time.Minute) // every lease has lapsed
+		admitted := 0
+		for j := range 10 {
+			req := core.Request{Policy: pairs, Key: "fresh" + strconv.Itoa(100*m+j), Lease: uint64(100*m + j)}
+			if res, err := r.store.Decide(ctx, req); err == nil && res.Allowed {
+				admitted++
+			}
+		}
+		if admitted != 10 {
+			t.Errorf("%d min later, nothing else in flight: %d of 10 requests on fresh keys admitted; want 10", m, admitted)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 	if err != nil {
 		return core.Result{}, err
 	}
-	if req.Policy.Algorithm() == core.Concurrency && s.leases.localFull() {
+	if req.Policy.Algorithm() == core.Concurrency && s.leases.localFull(now) {
 		return s.withoutRoom(&req, now), nil // a lease the book cannot remember: refused
 	}
 	lreq, err := s.seeded(ctx, &req, &degraded, now)
@@ -170,7 +170,7 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			if err != nil {
 				return false, err
 			}
-			if reqs[i].Policy.Algorithm() == core.Concurrency && s.leases.localFull() {
+			if reqs[i].Policy.Algorithm() == core.Concurrency && s.leases.localFull(now) {
 				return s.localStackFromLastAnswers(reqs, results, local, now), nil // see fallback
 			}
 			if localReqs[j], err = s.seeded(ctx, &reqs[i], &degraded, now); errors.Is(err, errNoRoom) {

@@ -16,7 +16,8 @@ const maxFallbackLeases = 100_000
 // store, or unenforced), so that releasing them does not call the shared store, which
 // never saw them, and so that the local ones still in flight when the shared store is
 // back can be handed over to it (Store.handOver). Entries expire with their lease
-// timeout, and are swept once per lease timeout. The book holds at most
+// timeout, and are swept once per lease timeout (and more often while the book is
+// full of local leases, localFull). The book holds at most
 // maxFallbackLeases unenforced leases: beyond, one is not remembered, and its release
 // goes to the shared store, where releasing an unknown lease is harmless. A local
 // lease is always remembered, and Local mode grants none while the book holds
@@ -46,15 +47,16 @@ const maxFallbackLeases = 100_000
 // once instead (Store.acquiresUnsure). An entry swept at its lease timeout forgets
 // its phantom, which lapses on the shared store about then.
 type leaseBook struct {
-	mu      sync.Mutex
-	leases  map[leaseKey]leaseEntry
-	local   map[preKey]map[uint64]struct{} // the local leases of each key
-	nLocal  atomic.Int64                   // how many local leases the book holds
-	ended   map[preKey]*endedLeases        // each key's shared leases whose release failed
-	nEnded  atomic.Int64                   // how many such leases the book holds
-	pending map[leaseKey]struct{}          // leases whose acquire's call failed, being decided
-	swept   int64                          // ns: last sweep
-	timeout int64                          // ns: the longest lease timeout seen, the sweep interval
+	mu        sync.Mutex
+	leases    map[leaseKey]leaseEntry
+	local     map[preKey]map[uint64]struct{} // the local leases of each key
+	nLocal    atomic.Int64                   // how many local leases the book holds
+	ended     map[preKey]*endedLeases        // each key's shared leases whose release failed
+	nEnded    atomic.Int64                   // how many such leases the book holds
+	pending   map[leaseKey]struct{}          // leases whose acquire's call failed, being decided
+	swept     int64                          // ns: last sweep
+	fullSwept int64                          // ns: last sweep of localFull
+	timeout   int64                          // ns: the longest lease timeout seen, the sweep interval
 }
 
 // endedLeases are the shared leases of one key whose requests ended while their
@@ -101,11 +103,7 @@ func (b *leaseBook) sweep(now int64, timeout time.Duration) {
 	if now-b.swept < b.timeout {
 		return
 	}
-	for k, e := range b.leases {
-		if now >= e.expires {
-			b.forget(k, e)
-		}
-	}
+	b.forgetLapsed(now)
 	for k, e := range b.ended {
 		live := liveEnded(e.leases, now)
 		b.nEnded.Add(int64(len(live) - len(e.leases)))
@@ -126,9 +124,13 @@ func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Du
 	if !local && len(b.leases)-int(b.nLocal.Load()) >= maxFallbackLeases {
 		return
 	}
+	old, again := b.leases[k]
+	if again { // the same ID granted again (a retried acquire): one entry, counted once
+		b.forget(k, old)
+	}
 	_, shared := b.pending[k]
 	delete(b.pending, k)
-	b.leases[k] = leaseEntry{expires: now + int64(timeout), cost: cost, local: local, shared: shared}
+	b.leases[k] = leaseEntry{expires: now + int64(timeout), cost: cost, local: local, shared: shared || again && old.shared}
 	if local {
 		of := preKey{k.policy, k.key}
 		if b.local[of] == nil {
@@ -139,9 +141,36 @@ func (b *leaseBook) add(k leaseKey, local bool, cost, now int64, timeout time.Du
 	}
 }
 
-// localFull reports whether the book holds maxFallbackLeases local leases: Local
-// mode grants no more until some end or lapse.
-func (b *leaseBook) localFull() bool { return b.nLocal.Load() >= maxFallbackLeases }
+// fullSweepInterval is how often localFull, while the book is full of local
+// leases, looks for lapsed ones: each look walks the whole book.
+const fullSweepInterval = int64(100 * time.Millisecond)
+
+// localFull reports whether the book holds maxFallbackLeases local leases at now:
+// Local mode grants no more until some end or lapse. A full book first forgets the
+// leases that lapsed (at most every fullSweepInterval): the sweep of add never ran
+// while Local mode refused, and 100,000 leases left to lapse refused every local
+// lease for good (TestLapsedLocalLeasesFreeTheFullBook).
+func (b *leaseBook) localFull(now int64) bool {
+	if b.nLocal.Load() < maxFallbackLeases {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now-b.fullSwept >= fullSweepInterval {
+		b.fullSwept = now
+		b.forgetLapsed(now)
+	}
+	return b.nLocal.Load() >= maxFallbackLeases
+}
+
+// forgetLapsed forgets the leases that have lapsed at now. Requires b.mu.
+func (b *leaseBook) forgetLapsed(now int64) {
+	for k, e := range b.leases {
+		if now >= e.expires {
+			b.forget(k, e)
+		}
+	}
+}
 
 // forget removes the entry e of k. Requires b.mu.
 func (b *leaseBook) forget(k leaseKey, e leaseEntry) {

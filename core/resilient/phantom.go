@@ -25,10 +25,11 @@ func mayHaveLanded(o outcome, err error) bool {
 // for the lease timeout after every request had ended, 2 of 2 for nothing
 // (TestTimedOutAcquireLeavesNoPhantom). A lease that a failure mode grants is
 // remembered as one the shared store may hold too (leaseBook.add): it is released
-// there once its request ends, or before it is handed over; released at once, it
-// could be the lease handed over under the same ID, and the key over-granted. The
-// others, refused, failed closed or cancelled, or not remembered by a full book,
-// are released there at once (endedAt), as leases whose requests ended.
+// there once its request ends (its hand-over acquires it there under its ID, which
+// holds it once); released at once, it could be the lease handed over under the
+// same ID, and the key over-granted. The others, refused, failed closed or
+// cancelled, or not remembered by a full book, are released there at once
+// (endedAt), as leases whose requests ended.
 func (s *Store) acquiresUnsure(reqs []core.Request, o outcome, err error, now int64) (decided func()) {
 	if !mayHaveLanded(o, err) {
 		return func() {}

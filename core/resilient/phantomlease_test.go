@@ -316,7 +316,11 @@ func TestHandOverReleasesNothingOfARunningRequest(t *testing.T) {
 	shared.armed.Store(1)
 	admit(t, r, 1, "failed call in Local mode")
 	shared.releasesFail.Store(true)
+	calls := r.shared.calls.Load()
 	admit(t, r, 2, "lease 2, after lease 1's hand-over")
+	if got := r.shared.calls.Load() - calls; got != 2 {
+		t.Errorf("lease 2's decision made %d calls; want 2, lease 1's hand-over and its own", got)
+	}
 	wantHeld(t, r, 2, "leases 1 (handed over) and 2 running")
 	if got := shared.releases.Load(); got != 0 {
 		t.Errorf("the shared store was asked %d releases while every request ran; want none", got)

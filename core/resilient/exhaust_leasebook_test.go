@@ -83,6 +83,26 @@ func TestLocalLeasesInFlightCountOnReturnWhenTheLeaseBookIsFull(t *testing.T) {
 	}
 }
 
+// fillWithLocalLeases trips a rig's breaker and has Local mode grant local leases of
+// a concurrency policy with the given lease timeout, one per key, until the lease
+// book holds leaseBookLimit of them (the trip's last decision holds one). lease(i)
+// is the request of key i: 0 to leaseBookLimit-2 hold theirs.
+func fillWithLocalLeases(t *testing.T, timeout time.Duration) (*rig, func(i int) core.Request) {
+	t.Helper()
+	wide := core.MustConcurrencyPolicy("wide", 1, timeout)
+	r := newRig(t)
+	r.trip(t, wide)
+	lease := func(i int) core.Request {
+		return core.Request{Policy: wide, Key: "k" + strconv.Itoa(i), Lease: uint64(i + 1)}
+	}
+	for i := range leaseBookLimit - 1 {
+		if res, err := r.store.Decide(context.Background(), lease(i)); err != nil || !res.Allowed {
+			t.Fatalf("local mode, lease %d: %+v, %v", i, res, err)
+		}
+	}
+	return r, lease
+}
+
 // Local mode grants no lease that the lease book cannot remember: with
 // leaseBookLimit local leases in flight, the next is refused with a short
 // Retry-After, not granted where nothing would release it or hand it over. Once one
@@ -91,19 +111,8 @@ func TestLocalModeRefusesALeaseTheFullBookCannotRemember(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,000 decisions; skipped with -short")
 	}
-	wide := core.MustConcurrencyPolicy("wide", 1, time.Minute)
-	r := newRig(t)
-	r.trip(t, wide)
+	r, lease := fillWithLocalLeases(t, time.Minute)
 	ctx := context.Background()
-	lease := func(i int) core.Request {
-		return core.Request{Policy: wide, Key: "k" + strconv.Itoa(i), Lease: uint64(i + 1)}
-	}
-	// The trip's last decision holds a local lease on its key: leaseBookLimit-1 more.
-	for i := range leaseBookLimit - 1 {
-		if res, err := r.store.Decide(ctx, lease(i)); err != nil || !res.Allowed {
-			t.Fatalf("local mode, lease %d: %+v, %v", i, res, err)
-		}
-	}
 	res, err := r.store.Decide(ctx, lease(leaseBookLimit))
 	if err != nil || res.Allowed || res.RetryAfter <= 0 || res.RetryAfter > time.Minute {
 		t.Fatalf("a local lease beyond the book's %d: %+v, %v; want refused with a Retry-After", leaseBookLimit, res, err)
@@ -123,18 +132,8 @@ func TestLapsedLocalLeasesFreeTheFullBook(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100,000 decisions; skipped with -short")
 	}
-	wide := core.MustConcurrencyPolicy("wide", 1, time.Second)
-	r := newRig(t)
-	r.trip(t, wide)
+	r, lease := fillWithLocalLeases(t, time.Second)
 	ctx := context.Background()
-	lease := func(i int) core.Request {
-		return core.Request{Policy: wide, Key: "k" + strconv.Itoa(i), Lease: uint64(i + 1)}
-	}
-	for i := range leaseBookLimit - 1 {
-		if res, err := r.store.Decide(ctx, lease(i)); err != nil || !res.Allowed {
-			t.Fatalf("local mode, lease %d: %+v, %v", i, res, err)
-		}
-	}
 	r.clock.Advance(time.Minute) // every lease has lapsed, in the local store too
 	for i := 0; i < 3; i++ {
 		r.clock.Advance(time.Minute)

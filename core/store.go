@@ -50,9 +50,9 @@ type Request struct {
 	// (WithDefaultCost).
 	Cost int64
 	// Lease is the ID to give the lease of an admitted concurrency request. An
-	// acquire under the ID of a live lease taken earlier is admitted and leaves
-	// that lease as it was, so a retry after a lost reply holds one slot. 0 is no
-	// ID: each such acquire takes a lease of its own.
+	// acquire under the ID of a live lease of its key is admitted and leaves that
+	// lease as it was, so a retry after a lost reply holds one slot. 0 is no ID:
+	// each such acquire takes a lease of its own.
 	Lease uint64
 }
 

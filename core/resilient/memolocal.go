@@ -46,8 +46,8 @@ func (m *memo) localKey(req *core.Request, q *core.Policy, now int64, spend func
 	// An answer's allowance starts on a fresh local key. Without an answer to start
 	// from, it is the key's own state in the local store: the replica's share when
 	// fresh, and what Local mode left of it while the memo had no room for the key.
-	// On a fresh key, the key started afresh a second time once the memo had room:
-	// 15 admitted in 2 s under 5 a minute
+	// Put on a fresh local key, such a key started afresh a second time once the
+	// memo had room: 15 admitted in 2 s under 5 a minute
 	// (TestLocalModeDoesNotStartAKeyTwiceWhenTheMemoFrees).
 	e.gen = plainAllowance
 	if e.known {

@@ -19,7 +19,7 @@ import (
 // merged. Finish calls it once t's own leases are given back, so that an observer
 // that panics leaks none of them, and outside the request's scope lock, which a
 // panic would leave held.
-func (l *Limiter) reportGiveBackErrors(t *Ticket) {
+func (t *Ticket) reportGiveBackErrors() {
 	for _, err := range t.giveBackErrors {
 		t.tellError(err)
 	}

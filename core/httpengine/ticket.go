@@ -465,7 +465,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 		t.scope.remove(t) // after a merge with t in progress: absorbed is final
 	}
 	if t.absorbed {
-		l.reportGiveBackErrors(t) // t's leases are the absorbing decision's to give back
+		t.reportGiveBackErrors() // t's leases are the absorbing decision's to give back
 		t.reset()
 		l.tickets.Put(t)
 		return
@@ -479,7 +479,7 @@ func (t *Ticket) Finish(status int, completed bool) {
 		}
 		l.giveBack(t, how, status)
 	}
-	l.reportGiveBackErrors(t)
+	t.reportGiveBackErrors()
 	if t.eventDue {
 		l.notify(t)
 	}

@@ -41,20 +41,34 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func ok(http.ResponseWriter, *http.Request) {}
 
+// newMetrics is a Metrics registered on a registry of its own.
+func newMetrics(t *testing.T) (*prometheus.Registry, *prommetrics.Metrics) {
+	t.Helper()
+	registry := prometheus.NewRegistry()
+	metrics, err := prommetrics.New(registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return registry, metrics
+}
+
+// newMemoryStore is a memory store on a clock that stands still, closed when t ends.
+func newMemoryStore(t *testing.T) *memory.Store {
+	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
 // The HTTP observer counts decisions on a memory store, with no resilient store at
 // all, and a resilient store observed by the same Metrics does not count them again.
 func TestHTTPObserverCountsEveryStoreOnce(t *testing.T) {
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(2))
 	key := func(*http.Request) (string, error) { return "k", nil }
 	for _, withResilient := range []bool{false, true} {
-		registry := prometheus.NewRegistry()
-		metrics, err := prommetrics.New(registry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var store core.Store = memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
-		defer store.Close()
+		registry, metrics := newMetrics(t)
+		var store core.Store = newMemoryStore(t)
 		if withResilient {
+			var err error
 			store, err = resilient.New(store, resilient.WithMonitor(metrics), resilient.WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
@@ -78,11 +92,7 @@ func TestHTTPObserverCountsEveryStoreOnce(t *testing.T) {
 // A failing policy function and a failing key function are counted by reason, and
 // a missing identity that fell back to the client address is counted too.
 func TestHTTPObserverCountsErrorsAndFallbacks(t *testing.T) {
-	registry := prometheus.NewRegistry()
-	metrics, err := prommetrics.New(registry)
-	if err != nil {
-		t.Fatal(err)
-	}
+	registry, metrics := newMetrics(t)
 	store := memory.MustNew(memory.WithSweepInterval(0))
 	defer store.Close()
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(100))
@@ -123,11 +133,7 @@ func TestHTTPObserverCountsErrorsAndFallbacks(t *testing.T) {
 func TestResultValuesAreDocumented(t *testing.T) {
 	results := []string{prommetrics.ResultAllowed, prommetrics.ResultDenied, prommetrics.ResultShadowDenied,
 		prommetrics.ResultUncharged, prommetrics.ResultUnenforced, prommetrics.ResultUnavailable, prommetrics.ResultError}
-	registry := prometheus.NewRegistry()
-	metrics, err := prommetrics.New(registry)
-	if err != nil {
-		t.Fatal(err)
-	}
+	registry, metrics := newMetrics(t)
 	metrics.HTTPObserver().OnDecision(&httplimit.Event{Results: []core.Result{{Policy: "api", Allowed: true}}, Allowed: true})
 	help := scrape(t, registry)[prommetrics.DecisionsName].GetHelp()
 	if want := "(" + strings.Join(results, ", ") + ")"; !strings.Contains(help, want) {
@@ -159,13 +165,8 @@ func TestResultValuesAreDocumented(t *testing.T) {
 // buckets in one merged decision: each request is counted once for the policy,
 // by the bucket its RateLimit field shows, as the fields list it once.
 func TestHTTPObserverCountsAPolicyUnderTwoKeysOnce(t *testing.T) {
-	registry := prometheus.NewRegistry()
-	metrics, err := prommetrics.New(registry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
-	defer store.Close()
+	registry, metrics := newMetrics(t)
+	store := newMemoryStore(t)
 	api := core.MustPolicy("api", core.FixedWindow, core.PerHour(10))
 	address := func(*http.Request) (string, error) { return "ip:192.0.2.1", nil }
 	account := func(r *http.Request) (string, error) { return "user:" + r.Header.Get("X-User"), nil }

@@ -7,13 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/go-ratelimit/ratelimit/core"
 	"github.com/go-ratelimit/ratelimit/core/httplimit"
-	"github.com/go-ratelimit/ratelimit/core/memory"
 	"github.com/go-ratelimit/ratelimit/core/prommetrics"
-	"github.com/go-ratelimit/ratelimit/core/storetest"
 	"github.com/go-ratelimit/ratelimit/nethttp"
 )
 
@@ -21,13 +17,8 @@ import (
 // queue gets 503, is given its slot back and never served. It counts as an error
 // of reason canceled (docs/metrics.md), not as a decision that allowed it.
 func TestLeftQueueCountsAsCanceledNotAllowed(t *testing.T) {
-	registry := prometheus.NewRegistry()
-	metrics, err := prommetrics.New(registry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.MustNew(memory.WithClock(storetest.NewClock().Now), memory.WithSweepInterval(0))
-	defer store.Close()
+	registry, metrics := newMetrics(t)
+	store := newMemoryStore(t)
 	queue := core.MustPolicy("queue", core.LeakyBucket, core.Every(time.Hour), core.WithBurst(1))
 	key := func(*http.Request) (string, error) { return "k", nil }
 	h := nethttp.Middleware(store, httplimit.Limit(queue, key), httplimit.WithObserver(metrics.HTTPObserver()), httplimit.WithLogger(quiet))(http.HandlerFunc(ok))
@@ -36,31 +27,10 @@ func TestLeftQueueCountsAsCanceledNotAllowed(t *testing.T) {
 	defer cancel()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
-	allowed := counted(t, registry, prommetrics.DecisionsName, "result", "allowed")
-	canceled := counted(t, registry, prommetrics.ErrorsName, "reason", "canceled")
+	families := scrape(t, registry)
+	allowed, _ := lookup(families, prommetrics.DecisionsName, "policy", "queue", "result", "allowed")
+	canceled, _ := lookup(families, prommetrics.ErrorsName, "reason", "canceled")
 	if allowed != 1 || canceled != 1 {
 		t.Errorf("left the queue with %d: decisions{allowed}=%v (want 1: only the head was served), errors{canceled}=%v (want 1)", w.Code, allowed, canceled)
 	}
-}
-
-// counted sums the counters of the family name whose label is value.
-func counted(t *testing.T, registry *prometheus.Registry, name, label, value string) float64 {
-	families, err := registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := 0.0
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					v += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return v
 }

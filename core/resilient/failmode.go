@@ -32,9 +32,6 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 	if err != nil {
 		return core.Result{}, err
 	}
-	if req.Policy.Algorithm() == core.Concurrency && s.leases.localFull(now) {
-		return s.withoutRoom(&req, now), nil // a lease the book cannot remember: refused
-	}
 	lreq, err := s.seeded(ctx, &req, &degraded, now)
 	if errors.Is(err, errNoRoom) {
 		return s.withoutRoom(&req, now), nil
@@ -59,10 +56,16 @@ func (s *Store) fallback(ctx context.Context, req core.Request, cause error, now
 // allowance, which starts from the key's last shared answer (see memo.localKey): a new
 // allowance is first spent down to it. Concurrency requests keep their key (their
 // leases are released there), which holds the leases the latest answer saw in flight.
-// errNoRoom says that the local store had no room to seed the key.
+// errNoRoom says that the local store had no room to seed the key, or, for a
+// concurrency key, that the lease book has no room for another local lease
+// (leaseBook.localFull): a lease it did not remember would never be released
+// locally, nor handed over when the shared store is back.
 func (s *Store) seeded(ctx context.Context, req *core.Request, q *core.Policy, now int64) (core.Request, error) {
 	lreq := localRequest(*req, *q)
 	if req.Policy.Algorithm() == core.Concurrency {
+		if s.leases.localFull(now) {
+			return lreq, errNoRoom
+		}
 		err := s.memo.seedLeases(req, q, now, func(cost int64, lease uint64) error {
 			return s.spendOwn(ctx, core.Request{Policy: *q, Key: req.Key, Cost: cost, Lease: lease})
 		}, func(lease uint64) error {
@@ -169,9 +172,6 @@ func (s *Store) fallbackStack(ctx context.Context, reqs []core.Request, results 
 			degraded, err := s.degrade.policy(reqs[i].Policy)
 			if err != nil {
 				return false, err
-			}
-			if reqs[i].Policy.Algorithm() == core.Concurrency && s.leases.localFull(now) {
-				return s.localStackFromLastAnswers(reqs, results, local, now), nil // see fallback
 			}
 			if localReqs[j], err = s.seeded(ctx, &reqs[i], &degraded, now); errors.Is(err, errNoRoom) {
 				return s.localStackFromLastAnswers(reqs, results, local, now), nil // see withoutRoom
